@@ -1,0 +1,110 @@
+// A kernel family: one CUDA source template (kernels/*.cu), the search space over its
+// parameters, the launch geometry each candidate needs, the work it does (for roofline figures)
+// and how its answer is checked. Everything the two families share lives here and in space.h;
+// a family itself is data plus this small interface.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "kernels/space.h"
+#include "server/core/types.h"
+
+namespace cutune::kernels {
+
+// The limits a device puts on a candidate (from cuDeviceGetAttribute, or a known architecture's
+// table when no GPU is present).
+struct DeviceLimits {
+  int cc_major = 9;
+  int cc_minor = 0;
+  int max_threads_per_block = 1024;
+  int max_shared_per_block = 48 * 1024;         // without opt-in
+  int max_shared_per_block_optin = 227 * 1024;  // with cuFuncSetAttribute
+  int max_registers_per_block = 64 * 1024;
+  int max_registers_per_thread = 255;
+  int max_shared_per_sm = 228 * 1024;
+  int sm_count = 132;
+
+  // Limits of an architecture by name ("sm_80", "sm_90"); error for unknown ones.
+  static absl::StatusOr<DeviceLimits> ForArch(std::string_view arch);
+  std::string Arch() const;  // "sm_90"
+};
+
+// How a candidate's output is judged against the reference.
+struct Verification {
+  bool exact = true;        // transpose: bit-exact
+  double max_rel_error = 0; // matmul: ||out - ref||_2 / ||ref||_2 must not exceed this
+};
+
+// Buffers of one problem, in elements. Kernel arguments are, in order: one pointer per input,
+// the output pointer, then each shape dimension as an int.
+struct BufferPlan {
+  std::vector<int64_t> inputs;
+  int64_t output = 0;
+};
+
+class KernelFamily {
+ public:
+  virtual ~KernelFamily() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual std::string_view description() const = 0;
+  virtual std::vector<std::string> dims() const = 0;  // {"rows","cols"} / {"M","N","K"}
+
+  // The .cu text every candidate is compiled from (parameters arrive as -D defines).
+  virtual std::string_view source() const = 0;
+  std::string source_hash() const;  // SHA-256 of source()
+  // Bumped whenever the default space's meaning changes.
+  virtual int space_version() const = 0;
+
+  virtual const Space& default_space() const = 0;
+  // The seed's kernel: the baseline and the last rung of the lookup ladder.
+  virtual Params baseline() const = 0;
+
+  // Entry points (extern "C"): the candidate kernel and the trusted reference kernel.
+  static constexpr std::string_view kKernelName = "cutune_kernel";
+  static constexpr std::string_view kReferenceName = "cutune_reference";
+
+  // -D options that instantiate the source for one candidate.
+  virtual std::vector<std::string> Defines(const Params& params) const = 0;
+
+  // INVALID_ARGUMENT naming the problem (rank, non-positive or too-large dimension).
+  virtual absl::Status ValidateShape(const Shape& shape) const = 0;
+
+  virtual LaunchGeometry Geometry(const Params& params, const Shape& shape) const = 0;
+  // Geometry of the reference kernel.
+  virtual LaunchGeometry ReferenceGeometry(const Shape& shape) const = 0;
+
+  // Static pruning against a device, before compiling: returns the reason when the candidate
+  // cannot run there (threads per block, shared memory). Registers are checked after compiling
+  // with PruneCompiled.
+  std::optional<std::string> PruneForDevice(const Params& params, const DeviceLimits& limits) const;
+  // After compiling: registers x threads over the block limit, shared memory over the limit.
+  std::optional<std::string> PruneCompiled(const Params& params, const ResourceUsage& usage,
+                                           const DeviceLimits& limits) const;
+
+  // Work for roofline figures: the fewest bytes that must move through device memory, and the
+  // floating-point operations (0 for data movement).
+  virtual double BytesMoved(const Shape& shape) const = 0;
+  virtual double Flops(const Shape& shape) const = 0;
+  // Memory-bound families flush L2 between timing samples.
+  virtual bool memory_bound() const = 0;
+
+  virtual BufferPlan Buffers(const Shape& shape) const = 0;
+  virtual Verification verification() const = 0;
+};
+
+// The registry of families the server knows. Clients name families; they never send code.
+const KernelFamily* FindFamily(std::string_view name);
+std::vector<const KernelFamily*> AllFamilies();
+absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name);  // NOT_FOUND with the list
+
+// Support kernels every worker needs (random fill, poison check, compare): extern "C"
+// cutune_fill(float* p, long long n, unsigned long long seed), cutune_compare(...).
+std::string_view SupportSource();
+
+}  // namespace cutune::kernels

@@ -1,0 +1,59 @@
+// A search space: named parameters with value lists, and constraints between them. Its size is
+// known without expanding it; candidate i is decoded from its index (mixed radix), so strategies
+// can sample without materialising the space.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/core/types.h"
+
+namespace cutune::kernels {
+
+struct Parameter {
+  std::string name;
+  std::vector<int64_t> values;
+  std::string help;
+};
+
+// A rule every valid candidate obeys; `text` is shown when one does not ("tile % rows == 0").
+struct Constraint {
+  std::string text;
+  std::function<bool(const Params&)> holds;
+};
+
+class Space {
+ public:
+  Space() = default;
+  Space(std::vector<Parameter> parameters, std::vector<Constraint> constraints);
+
+  const std::vector<Parameter>& parameters() const { return parameters_; }
+  const std::vector<Constraint>& constraints() const { return constraints_; }
+
+  // Product of the value counts: every combination, valid or not.
+  uint64_t CartesianSize() const;
+  // Candidate `index` in [0, CartesianSize()), the first parameter varying slowest.
+  Params At(uint64_t index) const;
+  // The text of the first constraint `params` breaks, or nullopt when it obeys all.
+  std::optional<std::string> Violation(const Params& params) const;
+  // INVALID_ARGUMENT when a parameter is missing, unknown, or (strict) not among its values.
+  absl::Status Check(const Params& params, bool strict) const;
+
+  // The same space with some parameters restricted to the given values. Unknown names and values
+  // outside the parameter's list are INVALID_ARGUMENT.
+  absl::StatusOr<Space> Narrow(const std::map<std::string, std::vector<int64_t>>& values) const;
+
+  // Calls fn for every valid candidate, in index order, without storing the space.
+  void ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const;
+
+ private:
+  std::vector<Parameter> parameters_;
+  std::vector<Constraint> constraints_;
+};
+
+}  // namespace cutune::kernels

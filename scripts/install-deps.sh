@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package that building and testing cutune needs. The CUDA 13.0 toolkit
+# (nvcc, NVRTC, headers) is expected at /usr/local/cuda already. The Dockerfile runs this script
+# too, so the two never drift (tests/scripts_test.sh checks that).
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libsqlite3-dev sqlite3 libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
+  python3 python3-grpcio python3-protobuf
+)
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}"
+if [[ ! -x /usr/local/cuda/bin/nvcc && ! -e /usr/local/cuda/include/nvrtc.h ]]; then
+  echo "install-deps: the CUDA 13.0 toolkit is not at /usr/local/cuda; install it first" >&2
+  exit 1
+fi

@@ -1,0 +1,88 @@
+// Vocabulary shared by every part of cutune: problems, parameters, candidate outcomes and the
+// figures measured for them. Plain data; behaviour lives with the component that owns it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cutune {
+
+// One candidate's parameter values, ordered by name so that printing, hashing and storing them
+// is deterministic.
+using Params = std::map<std::string, int64_t>;
+
+// Problem shape: transpose {rows, cols}; matmul {M, N, K}.
+using Shape = std::vector<int64_t>;
+
+enum class DType { kF32 };
+
+std::string_view DTypeName(DType dtype);
+absl::StatusOr<DType> ParseDType(std::string_view text);
+int DTypeBytes(DType dtype);
+
+// A family applied to one shape and element type: the key a tuning answers.
+struct Problem {
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+
+// "8192x8192" <-> {8192, 8192}.
+std::string FormatShape(const Shape& shape);
+absl::StatusOr<Shape> ParseShape(std::string_view text);
+
+// "tile=32,pad=1" (ordered by name).
+std::string FormatParams(const Params& params);
+absl::StatusOr<Params> ParseParams(std::string_view text);
+
+// The closed set of ways a candidate can end. Stored by name; never renumber.
+enum class Outcome {
+  kOk = 0,              // verified and timed
+  kPruned = 1,          // rejected before running: constraint or device limit (reason stored)
+  kCompileFailed = 2,   // NVRTC rejected the source (log stored)
+  kOutOfResources = 3,  // launch refused (CUDA error 701 and kin); context still healthy
+  kFault = 4,           // sticky error (illegal address, ...): the worker process was replaced
+  kTimeout = 5,         // ran past its time limit; the worker was killed
+  kWrongAnswer = 6,     // output differs from the reference; its time never counts
+};
+inline constexpr std::array<Outcome, 7> kAllOutcomes = {
+    Outcome::kOk,    Outcome::kPruned,  Outcome::kCompileFailed, Outcome::kOutOfResources,
+    Outcome::kFault, Outcome::kTimeout, Outcome::kWrongAnswer};
+
+std::string_view OutcomeName(Outcome outcome);  // "ok", "pruned", "compile_failed", ...
+absl::StatusOr<Outcome> ParseOutcome(std::string_view name);
+
+// What ptxas reports for one compiled kernel.
+struct ResourceUsage {
+  int registers = 0;
+  int static_shared_bytes = 0;
+  int stack_bytes = 0;
+  int spill_store_bytes = 0;
+  int spill_load_bytes = 0;
+  int constant_bytes = 0;
+};
+
+struct LaunchGeometry {
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  std::array<uint32_t, 3> block = {1, 1, 1};
+  uint32_t dynamic_shared_bytes = 0;
+
+  uint64_t ThreadsPerBlock() const { return uint64_t{block[0]} * block[1] * block[2]; }
+};
+
+// Repeated samples of one candidate, in microseconds.
+struct TimingStats {
+  int samples = 0;
+  double median_us = 0;
+  double min_us = 0;
+  double rel_spread = 0;  // relative standard deviation (stdev / mean) of the samples
+};
+
+}  // namespace cutune
