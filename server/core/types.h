@@ -85,4 +85,37 @@ struct TimingStats {
   double rel_spread = 0;  // relative standard deviation (stdev / mean) of the samples
 };
 
+// The GPU a measurement was taken on. `name` is the model ("NVIDIA H200"): winners are kept per
+// model; `uuid` names the individual card.
+struct DeviceDescription {
+  std::string name;
+  std::string uuid;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t total_memory_bytes = 0;
+};
+
+// Where a result came from. A lookup whose stored provenance differs from the daemon's current
+// one reports it as stale instead of silently reusing it.
+struct Provenance {
+  int driver_version = 0;        // cuDriverGetVersion, e.g. 13000
+  std::string nvrtc_version;     // "13.0"
+  std::string source_hash;       // SHA-256 of the family's .cu source
+  int space_version = 0;
+};
+
+// One candidate's row: kept for every candidate, whatever its outcome.
+struct Measurement {
+  Params params;
+  Outcome outcome = Outcome::kOk;
+  std::string detail;           // rejection reason, compiler log excerpt, verification error
+  ResourceUsage resources;
+  TimingStats timing;           // valid when outcome == kOk
+  double gbps = 0;              // bytes moved / median time
+  double tflops = 0;            // flops / median time
+  double percent_of_reference = 0;
+  double compile_ms = 0;
+};
+
 }  // namespace cutune
