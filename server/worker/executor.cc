@@ -1,0 +1,447 @@
+#include "server/worker/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/compiler/compiler.h"
+#include "server/cuda/cublas.h"
+#include "server/cuda/errors.h"
+
+namespace cutune::worker {
+namespace {
+
+using cuda::CheckCu;
+
+const cuda::DriverApi& Api() { return **cuda::Driver(); }
+
+wpb::Geometry ToProto(const LaunchGeometry& g) {
+  wpb::Geometry out;
+  for (uint32_t v : g.grid) out.add_grid(v);
+  for (uint32_t v : g.block) out.add_block(v);
+  out.set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+  return out;
+}
+
+LaunchGeometry FromProto(const wpb::Geometry& g) {
+  LaunchGeometry out;
+  for (int i = 0; i < 3; ++i) {
+    out.grid[i] = i < g.grid_size() ? g.grid(i) : 1;
+    out.block[i] = i < g.block_size() ? g.block(i) : 1;
+  }
+  out.dynamic_shared_bytes = g.dynamic_shared_bytes();
+  return out;
+}
+
+wpb::RunResult Reject(wpb::Outcome outcome, std::string detail) {
+  wpb::RunResult result;
+  result.set_outcome(outcome);
+  result.set_detail(std::move(detail));
+  return result;
+}
+
+// Grid of 256-thread blocks covering n elements, for the support kernels.
+LaunchGeometry Linear(int64_t n) {
+  LaunchGeometry g;
+  g.block = {256, 1, 1};
+  g.grid = {static_cast<uint32_t>(std::min<int64_t>((n + 255) / 256, 1 << 20)), 1, 1};
+  return g;
+}
+
+}  // namespace
+
+struct Executor::Problem {
+  const kernels::KernelFamily* family = nullptr;
+  Shape shape;
+  kernels::BufferPlan plan;
+  std::vector<cuda::DeviceBuffer> inputs;
+  cuda::DeviceBuffer output;
+  cuda::DeviceBuffer reference;
+};
+
+Executor::~Executor() {
+  // Buffers and modules must go before the context is released.
+  problem_.reset();
+  modules_.clear();
+  support_ = cuda::Module();
+  flush_buffer_ = cuda::DeviceBuffer();
+  compare_scratch_ = cuda::DeviceBuffer();
+  start_ = cuda::Event();
+  stop_ = cuda::Event();
+  stream_ = cuda::Stream();
+  if (context_ != nullptr) Api().cuDevicePrimaryCtxRelease(cu_device_);
+}
+
+absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
+  auto driver = cuda::Driver();
+  if (!driver.ok()) return driver.status();
+  const cuda::DriverApi& api = **driver;
+  std::unique_ptr<Executor> ex(new Executor);
+  int count = 0;
+  if (auto s = CheckCu(api.cuDeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+  if (ordinal < 0 || ordinal >= count) {
+    return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", ordinal, " (", count,
+                                            " present)"));
+  }
+  if (auto s = CheckCu(api.cuDeviceGet(&ex->cu_device_, ordinal), "cuDeviceGet"); !s.ok()) return s;
+  if (auto s = CheckCu(api.cuDevicePrimaryCtxRetain(&ex->context_, ex->cu_device_),
+                       "cuDevicePrimaryCtxRetain");
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckCu(api.cuCtxSetCurrent(ex->context_), "cuCtxSetCurrent"); !s.ok()) return s;
+
+  wpb::DeviceInfo& info = ex->device_;
+  char name[256] = {};
+  api.cuDeviceGetName(name, sizeof(name), ex->cu_device_);
+  info.set_ordinal(ordinal);
+  info.set_name(name);
+  info.set_device_count(count);
+  CUuuid uuid{};
+  api.cuDeviceGetUuid(&uuid, ex->cu_device_);
+  std::string hex = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    absl::StrAppend(&hex, absl::StrFormat("%02x", static_cast<unsigned char>(uuid.bytes[i])));
+    if (i == 3 || i == 5 || i == 7 || i == 9) hex += '-';
+  }
+  info.set_uuid(hex);
+  auto attr = [&](CUdevice_attribute a) {
+    int v = 0;
+    api.cuDeviceGetAttribute(&v, a, ex->cu_device_);
+    return v;
+  };
+  info.set_cc_major(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+  info.set_cc_minor(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+  info.set_sm_count(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
+  info.set_max_threads_per_block(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+  info.set_max_shared_per_block_optin(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
+  info.set_max_registers_per_block(attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK));
+  info.set_max_shared_per_sm(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
+  info.set_max_registers_per_sm(attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR));
+  info.set_l2_bytes(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+  info.set_sm_clock_khz(attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
+  info.set_memory_clock_khz(attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE));
+  size_t total = 0;
+  api.cuDeviceTotalMem(&total, ex->cu_device_);
+  info.set_total_memory_bytes(static_cast<int64_t>(total));
+  int driver_version = 0;
+  api.cuDriverGetVersion(&driver_version);
+  info.set_driver_version(driver_version);
+  info.set_nvrtc_version(compiler::NvrtcVersion());
+
+  auto stream = cuda::Stream::Create();
+  if (!stream.ok()) return stream.status();
+  ex->stream_ = std::move(*stream);
+  for (cuda::Event* e : {&ex->start_, &ex->stop_}) {
+    auto event = cuda::Event::Create();
+    if (!event.ok()) return event.status();
+    *e = std::move(*event);
+  }
+  // Twice the L2: writing it evicts whatever the previous sample left there.
+  auto flush = cuda::DeviceBuffer::Allocate(std::max(2 * info.l2_bytes(), 1 << 20));
+  if (!flush.ok()) return flush.status();
+  ex->flush_buffer_ = std::move(*flush);
+  auto scratch = cuda::DeviceBuffer::Allocate(64);
+  if (!scratch.ok()) return scratch.status();
+  ex->compare_scratch_ = std::move(*scratch);
+
+  compiler::CompileRequest request;
+  request.source = std::string(kernels::SupportSource());
+  request.source_name = "support.cu";
+  request.arch = absl::StrCat("sm_", info.cc_major(), info.cc_minor());
+  auto compiled = compiler::Compile(request);
+  if (!compiled.ok()) return compiled.status();
+  if (!compiled->ok) {
+    return absl::InternalError(absl::StrCat("support kernels do not compile:\n", compiled->log));
+  }
+  auto module = cuda::Module::Load(compiled->cubin);
+  if (!module.ok()) return module.status();
+  ex->support_ = std::move(*module);
+  auto fill = ex->support_.Function("cutune_fill");
+  if (!fill.ok()) return fill.status();
+  auto compare = ex->support_.Function("cutune_compare");
+  if (!compare.ok()) return compare.status();
+  ex->fill_ = *fill;
+  ex->compare_ = *compare;
+  return ex;
+}
+
+absl::Status Executor::Fill(CUdeviceptr buffer, int64_t count, uint64_t seed) {
+  long long n = count;
+  unsigned long long s = seed;
+  void* args[] = {&buffer, &n, &s};
+  LaunchGeometry g = Linear(count);
+  return CheckCu(Api().cuLaunchKernel(fill_, g.grid[0], 1, 1, g.block[0], 1, 1, 0, stream_.get(),
+                                      args, nullptr),
+                 "launch cutune_fill");
+}
+
+absl::Status Executor::LaunchOn(CUfunction function, const LaunchGeometry& g, CUdeviceptr output) {
+  std::vector<CUdeviceptr> pointers;
+  for (const cuda::DeviceBuffer& input : problem_->inputs) pointers.push_back(input.get());
+  pointers.push_back(output);
+  std::vector<int> dims(problem_->shape.begin(), problem_->shape.end());
+  std::vector<void*> args;
+  for (CUdeviceptr& p : pointers) args.push_back(&p);
+  for (int& d : dims) args.push_back(&d);
+  return CheckCu(Api().cuLaunchKernel(function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
+                                      g.block[1], g.block[2], g.dynamic_shared_bytes,
+                                      stream_.get(), args.data(), nullptr),
+                 "cuLaunchKernel");
+}
+
+absl::Status Executor::Prepare(const wpb::Prepare& prepare) {
+  auto family = kernels::GetFamily(prepare.family());
+  if (!family.ok()) return family.status();
+  Shape shape(prepare.shape().begin(), prepare.shape().end());
+  if (auto s = (*family)->ValidateShape(shape); !s.ok()) return s;
+  modules_.clear();
+  problem_.reset();
+  auto problem = std::make_unique<Problem>();
+  problem->family = *family;
+  problem->shape = shape;
+  problem->plan = (*family)->Buffers(shape);
+  int64_t bytes = 4 * (std::accumulate(problem->plan.inputs.begin(), problem->plan.inputs.end(),
+                                       int64_t{0}) +
+                       2 * problem->plan.output);
+  size_t free_bytes = 0, total_bytes = 0;
+  Api().cuMemGetInfo(&free_bytes, &total_bytes);
+  if (bytes > static_cast<int64_t>(free_bytes)) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "problem needs %.2f GB of GPU memory, %.2f GB free", bytes / 1e9, free_bytes / 1e9));
+  }
+  uint64_t seed = prepare.seed();
+  for (int64_t elements : problem->plan.inputs) {
+    auto buffer = cuda::DeviceBuffer::Allocate(static_cast<size_t>(elements) * 4);
+    if (!buffer.ok()) return buffer.status();
+    problem->inputs.push_back(std::move(*buffer));
+  }
+  for (cuda::DeviceBuffer* b : {&problem->output, &problem->reference}) {
+    auto buffer = cuda::DeviceBuffer::Allocate(static_cast<size_t>(problem->plan.output) * 4);
+    if (!buffer.ok()) return buffer.status();
+    *b = std::move(*buffer);
+  }
+  problem_ = std::move(problem);
+  for (size_t i = 0; i < problem_->inputs.size(); ++i) {
+    if (auto s = Fill(problem_->inputs[i].get(), problem_->plan.inputs[i], seed + 7919 * i);
+        !s.ok()) {
+      return s;
+    }
+  }
+
+  // The trusted reference, compiled here: obviously-correct code, never a candidate.
+  compiler::CompileRequest request;
+  request.source = std::string((*family)->source());
+  request.source_name = absl::StrCat(prepare.family(), ".cu");
+  request.options = (*family)->ReferenceDefines();
+  request.arch = absl::StrCat("sm_", device_.cc_major(), device_.cc_minor());
+  auto compiled = compiler::Compile(request);
+  if (!compiled.ok()) return compiled.status();
+  if (!compiled->ok) {
+    return absl::InternalError(absl::StrCat("reference kernel does not compile:\n", compiled->log));
+  }
+  auto module = cuda::Module::Load(compiled->cubin);
+  if (!module.ok()) return module.status();
+  auto function = module->Function(std::string(kernels::KernelFamily::kReferenceName));
+  if (!function.ok()) return function.status();
+  Api().cuMemsetD32Async(problem_->reference.get(), 0xFFFFFFFFu, problem_->plan.output,
+                         stream_.get());
+  if (auto s = LaunchOn(*function, (*family)->ReferenceGeometry(shape), problem_->reference.get());
+      !s.ok()) {
+    return s;
+  }
+  return CheckCu(Api().cuStreamSynchronize(stream_.get()), "reference kernel");
+}
+
+absl::StatusOr<CUfunction> Executor::LoadCandidate(const wpb::Candidate& candidate) {
+  auto it = modules_.find(candidate.key());
+  if (it == modules_.end()) {
+    if (candidate.cubin().empty()) {
+      return absl::FailedPreconditionError("worker does not hold this candidate's cubin");
+    }
+    // Bounded: a sweep's modules are small, but a long-lived worker must not grow forever.
+    if (modules_.size() >= 512) modules_.clear();
+    auto module = cuda::Module::Load(candidate.cubin());
+    if (!module.ok()) return module.status();
+    it = modules_.emplace(candidate.key(), std::move(*module)).first;
+  }
+  return it->second.Function(candidate.kernel());
+}
+
+absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& launch,
+                                          const wpb::TimingPolicy& policy, bool flush_l2) {
+  const cuda::DriverApi& api = Api();
+  for (int i = 0; i < policy.warmup(); ++i) {
+    if (auto s = launch(); !s.ok()) return s;
+  }
+  std::vector<double> samples;
+  const auto began = std::chrono::steady_clock::now();
+  const int min_samples = std::max(1, policy.min_samples());
+  const int max_samples = std::max(min_samples, policy.max_samples());
+  while (true) {
+    if (flush_l2) {
+      api.cuMemsetD32Async(flush_buffer_.get(), static_cast<unsigned>(samples.size()),
+                           flush_buffer_.bytes() / 4, stream_.get());
+    }
+    api.cuEventRecord(start_.get(), stream_.get());
+    if (auto s = launch(); !s.ok()) return s;
+    api.cuEventRecord(stop_.get(), stream_.get());
+    if (auto s = CheckCu(api.cuEventSynchronize(stop_.get()), "timed launch"); !s.ok()) return s;
+    float ms = 0;
+    if (auto s = CheckCu(api.cuEventElapsedTime(&ms, start_.get(), stop_.get()), "event time");
+        !s.ok()) {
+      return s;
+    }
+    samples.push_back(ms * 1000.0);
+    const int n = static_cast<int>(samples.size());
+    double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / n;
+    double var = 0;
+    for (double x : samples) var += (x - mean) * (x - mean);
+    double rel = n > 1 ? std::sqrt(var / (n - 1)) / mean : 1.0;
+    double elapsed_ms = std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - began)
+                            .count();
+    if ((n >= min_samples && rel <= policy.target_rel_spread()) || n >= max_samples ||
+        (policy.max_ms() > 0 && elapsed_ms >= policy.max_ms() && n >= 3)) {
+      std::vector<double> sorted = samples;
+      std::sort(sorted.begin(), sorted.end());
+      wpb::Stats stats;
+      stats.set_samples(n);
+      stats.set_median_us(n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
+      stats.set_min_us(sorted.front());
+      stats.set_rel_spread(n > 1 ? rel : 0);
+      return stats;
+    }
+  }
+}
+
+wpb::RunResult Executor::Run(const wpb::Run& run) {
+  if (run.debug_crash()) std::abort();
+  if (run.debug_hang()) {
+    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+  if (problem_ == nullptr) {
+    return Reject(wpb::OUTCOME_UNSPECIFIED, "no problem prepared");
+  }
+  const cuda::DriverApi& api = Api();
+  // Turns a CUDA failure into the candidate's outcome; sticky errors poison this process.
+  auto fail = [&](const absl::Status& status, std::string_view stage) {
+    CUresult result = cuda::ResultOf(status);
+    cuda::ErrorClass cls = cuda::Classify(result);
+    std::string detail = absl::StrCat(std::string(stage), ": ", std::string(status.message()));
+    if (cls == cuda::ErrorClass::kContextFatal) {
+      poisoned_ = true;
+      return Reject(wpb::OUTCOME_FAULT, detail);
+    }
+    if (cls == cuda::ErrorClass::kCandidateReject || stage == "launch") {
+      // Nothing ran: the launch itself was refused, the context is intact.
+      return Reject(wpb::OUTCOME_OUT_OF_RESOURCES, detail);
+    }
+    // Unknown failure after the kernel ran: do not trust this context any further.
+    poisoned_ = true;
+    return Reject(wpb::OUTCOME_FAULT, detail);
+  };
+
+  auto function = LoadCandidate(run.candidate());
+  if (!function.ok()) return fail(function.status(), "load");
+  LaunchGeometry geometry = FromProto(run.candidate().geometry());
+  if (geometry.dynamic_shared_bytes > 48 * 1024) {
+    auto s = CheckCu(api.cuFuncSetAttribute(*function,
+                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                            static_cast<int>(geometry.dynamic_shared_bytes)),
+                     "cuFuncSetAttribute(max dynamic shared memory)");
+    if (!s.ok()) return fail(s, "launch");
+  }
+  const CUdeviceptr out = problem_->output.get();
+  const int64_t n = problem_->plan.output;
+  // Poison: an element the candidate fails to write stays NaN and fails the check.
+  api.cuMemsetD32Async(out, 0xFFFFFFFFu, n, stream_.get());
+  if (auto s = LaunchOn(*function, geometry, out); !s.ok()) return fail(s, "launch");
+  if (auto s = CheckCu(api.cuStreamSynchronize(stream_.get()), "kernel"); !s.ok()) {
+    return fail(s, "run");
+  }
+
+  wpb::RunResult result;
+  if (run.verify()) {
+    CUdeviceptr scratch = compare_scratch_.get();
+    api.cuMemsetD32Async(scratch, 0, compare_scratch_.bytes() / 4, stream_.get());
+    CUdeviceptr ref = problem_->reference.get();
+    long long count = n;
+    CUdeviceptr sums = scratch, max_bits = scratch + 16, nonfinite = scratch + 24;
+    void* args[] = {&out, &ref, &count, &sums, &max_bits, &nonfinite};
+    LaunchGeometry g = Linear(n);
+    auto s = CheckCu(api.cuLaunchKernel(compare_, g.grid[0], 1, 1, g.block[0], 1, 1, 0,
+                                        stream_.get(), args, nullptr),
+                     "launch cutune_compare");
+    if (s.ok()) s = CheckCu(api.cuStreamSynchronize(stream_.get()), "cutune_compare");
+    struct {
+      double sums[2];
+      uint32_t max_bits;
+      uint32_t pad;
+      unsigned long long nonfinite;
+    } host{};
+    if (s.ok()) s = CheckCu(api.cuMemcpyDtoH(&host, scratch, sizeof(host)), "read comparison");
+    if (!s.ok()) return fail(s, "verify");
+    float max_abs = 0;
+    std::memcpy(&max_abs, &host.max_bits, 4);
+    double rel = host.sums[1] > 0 ? std::sqrt(host.sums[0] / host.sums[1]) : std::sqrt(host.sums[0]);
+    result.set_max_abs_error(max_abs);
+    result.set_rel_error(rel);
+    kernels::Verification v = problem_->family->verification();
+    bool good = host.nonfinite == 0 && (v.exact ? host.sums[0] == 0 && max_abs == 0
+                                                : rel <= v.max_rel_error);
+    if (!good) {
+      result.set_outcome(wpb::OUTCOME_WRONG_ANSWER);
+      result.set_detail(absl::StrFormat(
+          "output differs from the reference: %llu non-finite or unwritten elements, max |error| "
+          "%.3g, relative error %.3g (allowed %s)",
+          host.nonfinite, max_abs, rel,
+          v.exact ? "exact" : absl::StrFormat("%.1g", v.max_rel_error)));
+      return result;
+    }
+  }
+
+  auto stats = Time([&] { return LaunchOn(*function, geometry, out); }, run.timing(),
+                    problem_->family->memory_bound() && run.timing().flush_l2());
+  if (!stats.ok()) return fail(stats.status(), "time");
+  result.set_outcome(wpb::OUTCOME_OK);
+  *result.mutable_stats() = *stats;
+  return result;
+}
+
+absl::StatusOr<wpb::ReferenceResult> Executor::Reference(const wpb::Reference& reference) {
+  if (problem_ == nullptr) return absl::FailedPreconditionError("no problem prepared");
+  wpb::ReferenceResult result;
+  const Shape& shape = problem_->shape;
+  if (problem_->family->memory_bound()) {
+    // The same bytes moved by a device-to-device copy: read once, written once.
+    const size_t bytes = static_cast<size_t>(problem_->plan.output) * 4;
+    CUdeviceptr src = problem_->inputs.front().get(), dst = problem_->output.get();
+    auto stats = Time(
+        [&] {
+          return CheckCu(Api().cuMemcpyDtoDAsync(dst, src, bytes, stream_.get()), "copy");
+        },
+        reference.timing(), reference.timing().flush_l2());
+    if (!stats.ok()) return stats.status();
+    result.set_name("device-to-device copy");
+    *result.mutable_stats() = *stats;
+    return result;
+  }
+  auto cublas = cuda::Cublas::Create(stream_.get());
+  if (!cublas.ok()) return cublas.status();
+  CUdeviceptr a = problem_->inputs.at(0).get(), b = problem_->inputs.at(1).get();
+  CUdeviceptr c = problem_->output.get();
+  int m = static_cast<int>(shape[0]), n = static_cast<int>(shape[1]), k = static_cast<int>(shape[2]);
+  auto stats = Time([&] { return cublas->Sgemm(a, b, c, m, n, k); }, reference.timing(), false);
+  if (!stats.ok()) return stats.status();
+  result.set_name("cuBLAS SGEMM (no tensor cores)");
+  *result.mutable_stats() = *stats;
+  return result;
+}
+
+}  // namespace cutune::worker

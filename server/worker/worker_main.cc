@@ -1,0 +1,94 @@
+// cutune-worker: the process that owns one GPU's CUDA context for cutuned. It answers requests
+// on an inherited socket (--fd) until told to stop, and exits as soon as its context takes a
+// sticky error, so that the supervisor replaces it with a clean one.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "server/worker/executor.h"
+#include "server/worker/framing.h"
+
+namespace {
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: cutune-worker --fd N --device ORDINAL\n"
+               "Started by cutuned; speaks length-prefixed protobuf (worker.proto) on fd N.\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace cutune::worker;
+  int fd = -1, ordinal = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return Usage(), 0;
+    if (i + 1 >= argc) return Usage();
+    if (arg == "--fd") {
+      if (!absl::SimpleAtoi(argv[++i], &fd)) return Usage();
+    } else if (arg == "--device") {
+      if (!absl::SimpleAtoi(argv[++i], &ordinal)) return Usage();
+    } else {
+      return Usage();
+    }
+  }
+  if (fd < 0) return Usage();
+
+  wpb::Response hello;
+  auto executor = Executor::Create(ordinal);
+  if (!executor.ok()) {
+    hello.set_error(std::string(executor.status().message()));
+    hello.set_error_code(static_cast<int>(executor.status().code()));
+    (void)WriteFrame(fd, hello);
+    return 3;
+  }
+  *hello.mutable_ready() = (*executor)->device();
+  if (!WriteFrame(fd, hello).ok()) return 1;
+
+  while (true) {
+    wpb::Request request;
+    if (!ReadFrame(fd, request).ok()) return 0;  // the daemon went away
+    wpb::Response response;
+    response.set_id(request.id());
+    switch (request.kind_case()) {
+      case wpb::Request::kPrepare: {
+        absl::Status s = (*executor)->Prepare(request.prepare());
+        if (s.ok()) {
+          response.set_prepared(true);
+        } else {
+          response.set_error(std::string(s.message()));
+          response.set_error_code(static_cast<int>(s.code()));
+        }
+        break;
+      }
+      case wpb::Request::kRun:
+        *response.mutable_run() = (*executor)->Run(request.run());
+        break;
+      case wpb::Request::kReference: {
+        auto result = (*executor)->Reference(request.reference());
+        if (result.ok()) {
+          *response.mutable_reference() = *result;
+        } else {
+          response.set_error(std::string(result.status().message()));
+          response.set_error_code(static_cast<int>(result.status().code()));
+        }
+        break;
+      }
+      case wpb::Request::kShutdown:
+        (void)WriteFrame(fd, response);
+        return 0;
+      case wpb::Request::KIND_NOT_SET:
+        response.set_error("empty request");
+        break;
+    }
+    if (!WriteFrame(fd, response).ok()) return 1;
+    // A poisoned context can never run another kernel: leave, and let the daemon start afresh.
+    // _exit skips destructors that would call into the dead context.
+    if ((*executor)->poisoned()) _exit(4);
+  }
+}
