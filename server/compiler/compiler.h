@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,9 +14,9 @@
 namespace cutune::compiler {
 
 struct CompileRequest {
-  std::string source;
+  std::string source{};
   std::string source_name = "kernel.cu";  // shown in the log
-  std::vector<std::string> options;        // one option per element, never split on spaces
+  std::vector<std::string> options{};      // one option per element, never split on spaces
   std::string arch = "sm_90";              // "sm_80", "sm_90", ...
 };
 
@@ -36,12 +37,19 @@ std::string NvrtcVersion();
 // INVALID_ARGUMENT unless `arch` is "sm_XY" with a compute capability NVRTC supports.
 absl::Status ValidateArch(std::string_view arch);
 
-// Compiles without any cache.
+// The content address of a request: SHA-256 (hex) over the source, its name (it appears in the
+// log), every option, the arch and the NVRTC version, each part length-prefixed.
+std::string ContentKey(const CompileRequest& request);
+
+// Compiles without any cache. The arch comes from `request.arch` only (an arch option in
+// `request.options` is INVALID_ARGUMENT); ptxas' verbose report is always requested.
 absl::StatusOr<CompileResult> Compile(const CompileRequest& request);
 
 // Parses ptxas -v lines ("Compiling entry function 'x' for 'sm_90'", "Function properties for
 // x: N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, used N
-// barriers, N bytes smem, N bytes cmem[0]") into a report per entry point.
+// barriers, N bytes smem, N bytes cmem[0]") into a report per entry point. Non-entry functions
+// are left out; module-wide constant banks ("0 bytes gmem, 64 bytes cmem[3]") count for every
+// entry point, and stack_bytes includes callees ("cumulative stack size") when ptxas reports it.
 std::map<std::string, ResourceUsage> ParsePtxasReport(std::string_view log);
 
 }  // namespace cutune::compiler
