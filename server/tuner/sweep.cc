@@ -1,0 +1,303 @@
+#include "server/tuner/sweep.h"
+
+#include <algorithm>
+#include <future>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "server/tuner/candidate.h"
+#include "server/tuner/strategy.h"
+
+namespace cutune::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace wpb = worker::wpb;
+
+double Seconds(Clock::time_point since) {
+  return std::chrono::duration<double>(Clock::now() - since).count();
+}
+
+Outcome FromProto(wpb::Outcome outcome) {
+  switch (outcome) {
+    case wpb::OUTCOME_OK:
+      return Outcome::kOk;
+    case wpb::OUTCOME_PRUNED:
+      return Outcome::kPruned;
+    case wpb::OUTCOME_COMPILE_FAILED:
+      return Outcome::kCompileFailed;
+    case wpb::OUTCOME_OUT_OF_RESOURCES:
+      return Outcome::kOutOfResources;
+    case wpb::OUTCOME_TIMEOUT:
+      return Outcome::kTimeout;
+    case wpb::OUTCOME_WRONG_ANSWER:
+      return Outcome::kWrongAnswer;
+    default:
+      return Outcome::kFault;
+  }
+}
+
+wpb::TimingPolicy Policy(const TimingOptions& t) {
+  wpb::TimingPolicy p;
+  p.set_warmup(t.warmup);
+  p.set_min_samples(t.min_samples);
+  p.set_max_samples(t.max_samples);
+  p.set_target_rel_spread(t.target_rel_spread);
+  p.set_max_ms(t.max_ms);
+  p.set_flush_l2(t.flush_l2);
+  return p;
+}
+
+// The last lines of a compiler log: enough to see the error in a table cell or a row.
+std::string LogExcerpt(const std::string& log) {
+  constexpr size_t kMax = 600;
+  return log.size() <= kMax ? log : absl::StrCat("...", log.substr(log.size() - kMax));
+}
+
+bool Faster(const Measurement& a, const Measurement& b) {
+  return a.timing.median_us < b.timing.median_us;
+}
+
+}  // namespace
+
+kernels::DeviceLimits LimitsFrom(const wpb::DeviceInfo& info) {
+  kernels::DeviceLimits limits;
+  limits.cc_major = info.cc_major();
+  limits.cc_minor = info.cc_minor();
+  limits.max_threads_per_block = info.max_threads_per_block();
+  limits.max_shared_per_block_optin = info.max_shared_per_block_optin();
+  limits.max_registers_per_block = info.max_registers_per_block();
+  limits.max_shared_per_sm = info.max_shared_per_sm();
+  limits.sm_count = info.sm_count();
+  return limits;
+}
+
+void DeriveFigures(const kernels::KernelFamily& family, const Shape& shape, double reference_us,
+                   Measurement& row) {
+  if (row.outcome != Outcome::kOk || row.timing.median_us <= 0) return;
+  const double seconds = row.timing.median_us * 1e-6;
+  row.gbps = family.BytesMoved(shape) / seconds / 1e9;
+  row.tflops = family.Flops(shape) / seconds / 1e12;
+  row.percent_of_reference = reference_us > 0 ? 100.0 * reference_us / row.timing.median_us : 0;
+}
+
+absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
+                                         const ProgressCallback& on_result,
+                                         const std::atomic<bool>* cancel) {
+  const auto began = Clock::now();
+  if (options.family == nullptr) return absl::InvalidArgumentError("no kernel family given");
+  const kernels::KernelFamily& family = *options.family;
+  if (auto s = family.ValidateShape(options.shape); !s.ok()) return s;
+  if (options.max_evaluations < 0 || options.max_seconds < 0) {
+    return absl::InvalidArgumentError("budgets must not be negative");
+  }
+  const kernels::Space& space = options.space ? *options.space : family.default_space();
+  auto selection = SelectCandidates(space, options.strategy, options.seed);
+  if (!selection.ok()) return selection.status();
+
+  auto info = worker_.Start();
+  if (!info.ok()) return info.status();
+  const kernels::DeviceLimits limits = LimitsFrom(*info);
+
+  SweepResult result;
+  result.device = {info->name(), info->uuid(), info->cc_major(), info->cc_minor(),
+                   info->sm_count(), info->total_memory_bytes()};
+  result.driver_version = info->driver_version();
+  result.nvrtc_version = info->nvrtc_version();
+  result.arch = limits.Arch();
+  result.invalid = selection->invalid;
+
+  // Resumed rows count as done; the rest, up to the evaluation budget, are this run's work.
+  std::map<std::string, Measurement> finished;
+  for (const Measurement& row : options.finished) finished[FormatParams(row.params)] = row;
+  std::vector<Params> todo;
+  for (Params& params : selection->candidates) {
+    if (!finished.count(FormatParams(params))) todo.push_back(std::move(params));
+  }
+  if (options.max_evaluations > 0 && static_cast<int>(todo.size()) > options.max_evaluations) {
+    todo.resize(options.max_evaluations);
+    result.budget_exhausted = true;
+  }
+
+  // Compile everything ahead: the pool works while the GPU measures.
+  struct Pending {
+    Params params;
+    std::optional<std::string> pruned;
+    std::future<absl::StatusOr<compiler::CompileResult>> compiled;
+  };
+  std::vector<Pending> pending;
+  pending.reserve(todo.size());
+  for (Params& params : todo) {
+    Pending p;
+    p.pruned = family.PruneForDevice(params, limits);
+    if (!p.pruned) p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch));
+    p.params = std::move(params);
+    pending.push_back(std::move(p));
+  }
+
+  auto phase = Clock::now();
+  wpb::Prepare prepare;
+  prepare.set_family(std::string(family.name()));
+  for (int64_t d : options.shape) prepare.add_shape(d);
+  prepare.set_dtype(std::string(DTypeName(options.dtype)));
+  prepare.set_seed(options.seed);
+  if (auto s = worker_.Prepare(prepare); !s.ok()) return s;
+  result.time.prepare = Seconds(phase);
+
+  phase = Clock::now();
+  wpb::Reference reference;
+  *reference.mutable_timing() = Policy(options.timing);
+  auto ref = worker_.Reference(reference, options.candidate_timeout * 3);
+  if (ref.ok()) {
+    result.reference_name = ref->name();
+    result.reference_us = ref->stats().median_us();
+  } else {
+    // Without a reference the sweep still ranks candidates; only "% of reference" is missing.
+    result.reference_name = absl::StrCat("unavailable: ", std::string(ref.status().message()));
+  }
+  result.time.reference = Seconds(phase);
+
+  Progress progress;
+  progress.total = static_cast<int64_t>(finished.size() + pending.size());
+  auto record = [&](Measurement row) {
+    DeriveFigures(family, options.shape, result.reference_us, row);
+    ++progress.done;
+    ++progress.counts[row.outcome];
+    if (row.outcome == Outcome::kOk && (!progress.best || Faster(row, *progress.best))) {
+      progress.best = row;
+    }
+    progress.elapsed_seconds = Seconds(began);
+    int64_t measured = progress.done - static_cast<int64_t>(finished.size());
+    progress.eta_seconds = measured > 0 ? progress.elapsed_seconds / measured *
+                                              static_cast<double>(progress.total - progress.done)
+                                        : 0;
+    result.rows.push_back(row);
+    if (on_result) on_result(result.rows.back(), progress);
+  };
+  for (auto& [key, row] : finished) {
+    Measurement copy = row;
+    record(std::move(copy));
+  }
+
+  const wpb::TimingPolicy policy = Policy(options.timing);
+  for (Pending& p : pending) {
+    if (cancel != nullptr && cancel->load()) {
+      result.cancelled = true;
+      break;
+    }
+    if (options.max_seconds > 0 && Seconds(began) > options.max_seconds) {
+      result.budget_exhausted = true;
+      break;
+    }
+    Measurement row;
+    row.params = p.params;
+    if (p.pruned) {
+      row.outcome = Outcome::kPruned;
+      row.detail = *p.pruned;
+      record(std::move(row));
+      continue;
+    }
+    phase = Clock::now();
+    absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
+    result.time.compile_wait += Seconds(phase);
+    if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
+    row.compile_ms = compiled->compile_ms;
+    result.time.compile += compiled->compile_ms / 1000.0;
+    if (compiled->from_cache) ++result.cache_hits;
+    auto resources = compiled->resources.find(std::string(kernels::KernelFamily::kKernelName));
+    if (resources != compiled->resources.end()) row.resources = resources->second;
+    if (!compiled->ok) {
+      row.outcome = Outcome::kCompileFailed;
+      row.detail = LogExcerpt(compiled->log);
+      record(std::move(row));
+      continue;
+    }
+    if (auto why = family.PruneCompiled(p.params, row.resources, limits)) {
+      row.outcome = Outcome::kPruned;
+      row.detail = *why;
+      record(std::move(row));
+      continue;
+    }
+    wpb::Run run;
+    wpb::Candidate* candidate = run.mutable_candidate();
+    candidate->set_key(compiled->key);
+    candidate->set_cubin(compiled->cubin);
+    candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+    LaunchGeometry g = family.Geometry(p.params, options.shape);
+    wpb::Geometry* geometry = candidate->mutable_geometry();
+    for (uint32_t v : g.grid) geometry->add_grid(v);
+    for (uint32_t v : g.block) geometry->add_block(v);
+    geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+    *run.mutable_timing() = policy;
+    run.set_verify(options.verify);
+    const std::string key = FormatParams(p.params);
+    run.set_debug_hang(options.debug_hang.count(key) > 0);
+    run.set_debug_crash(options.debug_crash.count(key) > 0);
+
+    phase = Clock::now();
+    auto ran = worker_.Run(run, options.candidate_timeout);
+    result.time.gpu += Seconds(phase);
+    if (!ran.ok()) return ran.status();
+    row.outcome = FromProto(ran->outcome());
+    row.detail = ran->detail();
+    row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),
+                  ran->stats().rel_spread()};
+    record(std::move(row));
+  }
+
+  // Finalists: re-measured in turns, so that a drift in clocks or temperature hits all alike.
+  phase = Clock::now();
+  std::vector<size_t> ok_rows;
+  for (size_t i = 0; i < result.rows.size(); ++i) {
+    if (result.rows[i].outcome == Outcome::kOk) ok_rows.push_back(i);
+  }
+  std::sort(ok_rows.begin(), ok_rows.end(),
+            [&](size_t a, size_t b) { return Faster(result.rows[a], result.rows[b]); });
+  if (ok_rows.size() > static_cast<size_t>(std::max(options.finalists, 0))) {
+    ok_rows.resize(std::max(options.finalists, 0));
+  }
+  if (ok_rows.size() > 1 && !result.cancelled) {
+    std::map<size_t, std::vector<double>> medians;
+    std::map<size_t, wpb::Run> runs;
+    for (size_t i : ok_rows) {
+      medians[i].push_back(result.rows[i].timing.median_us);
+      auto compiled = pool_.Submit(CandidateRequest(family, result.rows[i].params, result.arch)).get();
+      if (!compiled.ok() || !compiled->ok) continue;
+      wpb::Run& run = runs[i];
+      run.mutable_candidate()->set_key(compiled->key);
+      run.mutable_candidate()->set_cubin(compiled->cubin);
+      run.mutable_candidate()->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+      LaunchGeometry g = family.Geometry(result.rows[i].params, options.shape);
+      for (uint32_t v : g.grid) run.mutable_candidate()->mutable_geometry()->add_grid(v);
+      for (uint32_t v : g.block) run.mutable_candidate()->mutable_geometry()->add_block(v);
+      run.mutable_candidate()->mutable_geometry()->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+      *run.mutable_timing() = policy;
+      run.set_verify(false);  // verified already; these runs only time
+    }
+    for (int round = 0; round < options.remeasure_rounds; ++round) {
+      for (auto& [i, run] : runs) {
+        auto ran = worker_.Run(run, options.candidate_timeout);
+        if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
+          medians[i].push_back(ran->stats().median_us());
+          result.rows[i].timing.samples += ran->stats().samples();
+        }
+      }
+    }
+    for (auto& [i, values] : medians) {
+      std::sort(values.begin(), values.end());
+      size_t n = values.size();
+      result.rows[i].timing.median_us =
+          n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+      DeriveFigures(family, options.shape, result.reference_us, result.rows[i]);
+    }
+  }
+  result.time.remeasure = Seconds(phase);
+  for (size_t i : ok_rows) {
+    if (!result.winner || Faster(result.rows[i], result.rows[*result.winner])) result.winner = i;
+  }
+  result.worker_restarts = worker_.restarts();
+  result.time.wall = Seconds(began);
+  return result;
+}
+
+}  // namespace cutune::tuner

@@ -1,0 +1,114 @@
+// A sweep: one family on one shape, over a (possibly narrowed) space, within a budget. Candidates
+// are chosen by a strategy, pruned against the device, compiled ahead on the compile pool, then
+// verified and timed one at a time by the GPU's worker. Every candidate ends as a Measurement
+// row whatever its outcome; the best few are re-measured interleaved before a winner is named.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/family.h"
+#include "server/compiler/pool.h"
+#include "server/core/types.h"
+#include "server/worker/supervisor.h"
+
+namespace cutune::tuner {
+
+struct TimingOptions {
+  int warmup = 3;
+  int min_samples = 10;
+  int max_samples = 200;
+  double target_rel_spread = 0.01;  // stop once stdev/mean <= 1% (after min_samples)
+  double max_ms = 100;              // per candidate
+  bool flush_l2 = true;             // between samples, for memory-bound families
+};
+
+struct SweepOptions {
+  const kernels::KernelFamily* family = nullptr;
+  Shape shape;
+  DType dtype = DType::kF32;
+  std::optional<kernels::Space> space;  // default: the family's default space
+  std::string strategy = "brute_force";  // "brute_force" | "random"
+  int max_evaluations = 0;               // 0: no limit
+  double max_seconds = 0;                // 0: no limit
+  uint64_t seed = 1;                     // inputs and random strategies
+  TimingOptions timing;
+  int finalists = 4;                     // re-measured interleaved before a winner is named
+  int remeasure_rounds = 3;
+  std::chrono::milliseconds candidate_timeout{10'000};
+  bool verify = true;
+  // Rows already measured (an interrupted sweep being resumed): not measured again, but ranked.
+  std::vector<Measurement> finished;
+  // Test hooks: make the named candidates misbehave in the worker process itself.
+  std::set<std::string> debug_hang, debug_crash;
+};
+
+// Where the sweep's wall time went (seconds).
+struct TimeBreakdown {
+  double wall = 0;
+  double compile = 0;        // NVRTC time summed over the pool's threads
+  double compile_wait = 0;   // GPU idle, waiting for a compilation to finish
+  double prepare = 0;        // buffers, inputs, reference output
+  double reference = 0;      // copy / cuBLAS roofline figure
+  double gpu = 0;            // candidates loaded, verified and timed (round trips to the worker)
+  double remeasure = 0;      // finalists
+};
+
+struct Progress {
+  int64_t done = 0;
+  int64_t total = 0;
+  std::map<Outcome, int64_t> counts;
+  std::optional<Measurement> best;
+  double elapsed_seconds = 0;
+  double eta_seconds = 0;
+};
+
+struct SweepResult {
+  DeviceDescription device;
+  int driver_version = 0;
+  std::string nvrtc_version;
+  std::string arch;
+  std::vector<Measurement> rows;       // every candidate considered, in evaluation order
+  std::optional<size_t> winner;        // index into rows
+  std::string reference_name;
+  double reference_us = 0;
+  int64_t invalid = 0;                 // combinations that break the space's constraints
+  int64_t cache_hits = 0;
+  bool cancelled = false;
+  bool budget_exhausted = false;
+  TimeBreakdown time;
+  int worker_restarts = 0;
+};
+
+using ProgressCallback = std::function<void(const Measurement& latest, const Progress& progress)>;
+
+// The device limits a worker reported, in the form the families prune with.
+kernels::DeviceLimits LimitsFrom(const worker::wpb::DeviceInfo& info);
+
+class Sweeper {
+ public:
+  Sweeper(compiler::CompilePool& pool, worker::WorkerProcess& worker)
+      : pool_(pool), worker_(worker) {}
+
+  // Runs a sweep to the end, the budget, or `cancel`. Errors only for failures that are not any
+  // candidate's: bad options (INVALID_ARGUMENT), no GPU (FAILED_PRECONDITION), quarantined GPU
+  // (UNAVAILABLE), problem too large (RESOURCE_EXHAUSTED).
+  absl::StatusOr<SweepResult> Run(const SweepOptions& options, const ProgressCallback& on_result,
+                                  const std::atomic<bool>* cancel = nullptr);
+
+ private:
+  compiler::CompilePool& pool_;
+  worker::WorkerProcess& worker_;
+};
+
+// Fills gbps / tflops / percent_of_reference of an ok row from its median time.
+void DeriveFigures(const kernels::KernelFamily& family, const Shape& shape, double reference_us,
+                   Measurement& row);
+
+}  // namespace cutune::tuner

@@ -1,0 +1,60 @@
+// A stand-in for cutune-worker that needs no GPU, so the supervisor's handling of crashes, hangs
+// and restarts is tested on every machine. It speaks the real protocol; its "measurements" are
+// fixed numbers and it is never part of the product. The real worker is covered by the gpu tests.
+//   --fd N --device K [--fail-start]
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "cutune/v1/worker.pb.h"
+#include "server/worker/framing.h"
+
+int main(int argc, char** argv) {
+  using namespace cutune::worker;
+  int fd = -1;
+  bool fail_start = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--fd" && i + 1 < argc) fd = std::atoi(argv[++i]);
+    if (arg == "--fail-start") fail_start = true;
+  }
+  if (const char* mode = std::getenv("FAKE_WORKER_MODE"); mode && std::string(mode) == "crash")
+    std::abort();
+  v1::Response hello;
+  if (fail_start) {
+    hello.set_error("no CUDA driver on this host (fake)");
+    hello.set_error_code(9);
+    (void)WriteFrame(fd, hello);
+    return 3;
+  }
+  hello.mutable_ready()->set_name("Fake GPU");
+  hello.mutable_ready()->set_cc_major(9);
+  (void)WriteFrame(fd, hello);
+  bool prepared = false;
+  while (true) {
+    v1::Request request;
+    if (!ReadFrame(fd, request).ok()) return 0;
+    v1::Response response;
+    response.set_id(request.id());
+    if (request.has_prepare()) {
+      prepared = true;
+      response.set_prepared(true);
+    } else if (request.has_run()) {
+      if (request.run().debug_crash()) std::abort();
+      if (request.run().debug_hang()) std::this_thread::sleep_for(std::chrono::hours(1));
+      if (!prepared) {
+        response.set_error("run before prepare");
+      } else {
+        response.mutable_run()->set_outcome(v1::OUTCOME_OK);
+        response.mutable_run()->mutable_stats()->set_median_us(10);
+      }
+    } else if (request.has_shutdown()) {
+      (void)WriteFrame(fd, response);
+      return 0;
+    }
+    if (!WriteFrame(fd, response).ok()) return 1;
+  }
+}
