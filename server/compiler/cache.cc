@@ -116,8 +116,8 @@ absl::StatusOr<CompileCache> CompileCache::Open(fs::path directory) {
   std::error_code error;
   fs::create_directories(directory, error);
   if (error || !fs::is_directory(directory)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "cannot create cache directory ", directory.string(), ": ", error.message()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create cache directory ", directory.string(), ": ", error.message()));
   }
   return CompileCache(std::move(directory));
 }
@@ -151,8 +151,8 @@ absl::Status CompileCache::Store(const CompileResult& result) const {
   std::error_code error;
   fs::create_directories(entry.parent_path(), error);
   if (error) {
-    return absl::InternalError(absl::StrCat("cannot create ", entry.parent_path().string(), ": ",
-                                            error.message()));
+    return absl::InternalError(
+        absl::StrCat("cannot create ", entry.parent_path().string(), ": ", error.message()));
   }
   const fs::path temp = TempPathFor(entry);
   {
@@ -171,8 +171,8 @@ absl::Status CompileCache::Store(const CompileResult& result) const {
   if (error) {
     std::error_code ignored;
     fs::remove(temp, ignored);
-    return absl::InternalError(absl::StrCat("cannot rename ", temp.string(), " to ",
-                                            entry.string(), ": ", error.message()));
+    return absl::InternalError(absl::StrCat("cannot rename ", temp.string(), " to ", entry.string(),
+                                            ": ", error.message()));
   }
   return absl::OkStatus();
 }

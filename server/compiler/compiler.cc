@@ -23,8 +23,8 @@ constexpr char kArchOption[] = "--gpu-architecture=";
 
 absl::Status NvrtcError(nvrtcResult result, const char* call, const char* file, int line,
                         std::string_view detail) {
-  std::string message = absl::StrCat(call, " failed with ", nvrtcGetErrorString(result), " (",
-                                     file, ":", line, ")");
+  std::string message =
+      absl::StrCat(call, " failed with ", nvrtcGetErrorString(result), " (", file, ":", line, ")");
   if (!detail.empty()) absl::StrAppend(&message, ": ", ToAbsl(detail));
   switch (result) {
     case NVRTC_ERROR_INVALID_OPTION:
@@ -38,12 +38,11 @@ absl::Status NvrtcError(nvrtcResult result, const char* call, const char* file, 
   }
 }
 
-#define CUTUNE_NVRTC_RETURN_IF_ERROR(call)                                     \
-  do {                                                                         \
-    if (nvrtcResult cutune_nvrtc_result = (call);                              \
-        cutune_nvrtc_result != NVRTC_SUCCESS) {                                \
-      return NvrtcError(cutune_nvrtc_result, #call, __FILE__, __LINE__, {});   \
-    }                                                                          \
+#define CUTUNE_NVRTC_RETURN_IF_ERROR(call)                                                \
+  do {                                                                                    \
+    if (nvrtcResult cutune_nvrtc_result = (call); cutune_nvrtc_result != NVRTC_SUCCESS) { \
+      return NvrtcError(cutune_nvrtc_result, #call, __FILE__, __LINE__, {});              \
+    }                                                                                     \
   } while (false)
 
 // Owns one nvrtcProgram; the program is destroyed on every path out of Compile.
@@ -51,8 +50,8 @@ class Program {
  public:
   static absl::StatusOr<Program> Create(const std::string& source, const std::string& name) {
     Program program;
-    CUTUNE_NVRTC_RETURN_IF_ERROR(nvrtcCreateProgram(&program.program_, source.c_str(),
-                                                    name.c_str(), 0, nullptr, nullptr));
+    CUTUNE_NVRTC_RETURN_IF_ERROR(
+        nvrtcCreateProgram(&program.program_, source.c_str(), name.c_str(), 0, nullptr, nullptr));
     return program;
   }
 
@@ -180,8 +179,9 @@ absl::Status ValidateArch(std::string_view arch) {
   if (std::find(supported.begin(), supported.end(), number) == supported.end()) {
     std::string list;
     for (int a : supported) absl::StrAppend(&list, list.empty() ? "" : " ", "sm_", a);
-    return absl::InvalidArgumentError(absl::StrCat("arch '", ToAbsl(arch), "' is not supported by NVRTC ",
-                                                   NvrtcVersion(), " (supported: ", list, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("arch '", ToAbsl(arch),
+                                                   "' is not supported by NVRTC ", NvrtcVersion(),
+                                                   " (supported: ", list, ")"));
   }
   return absl::OkStatus();
 }

@@ -16,19 +16,19 @@ namespace cutune::compiler {
 struct CompileRequest {
   std::string source{};
   std::string source_name = "kernel.cu";  // shown in the log
-  std::vector<std::string> options{};      // one option per element, never split on spaces
-  std::string arch = "sm_90";              // "sm_80", "sm_90", ...
+  std::vector<std::string> options{};     // one option per element, never split on spaces
+  std::string arch = "sm_90";             // "sm_80", "sm_90", ...
 };
 
 struct CompileResult {
-  bool ok = false;         // false: the source did not compile (see log)
-  std::string log;         // NVRTC's log, always captured (ptxas' verbose report included)
-  std::string cubin;       // binary image for `arch` when ok
+  bool ok = false;    // false: the source did not compile (see log)
+  std::string log;    // NVRTC's log, always captured (ptxas' verbose report included)
+  std::string cubin;  // binary image for `arch` when ok
   // Resources per kernel entry point, parsed from ptxas' verbose output.
   std::map<std::string, ResourceUsage> resources;
-  double compile_ms = 0;   // time NVRTC took (0 when served from the cache)
+  double compile_ms = 0;  // time NVRTC took (0 when served from the cache)
   bool from_cache = false;
-  std::string key;         // content address: hash of source, options, arch, NVRTC version
+  std::string key;  // content address: hash of source, options, arch, NVRTC version
 };
 
 // "13.0": the NVRTC this process uses; part of every cache key and of stored provenance.
@@ -49,7 +49,8 @@ absl::StatusOr<CompileResult> Compile(const CompileRequest& request);
 // x: N bytes stack frame, N bytes spill stores, N bytes spill loads", "Used N registers, used N
 // barriers, N bytes smem, N bytes cmem[0]") into a report per entry point. Non-entry functions
 // are left out; module-wide constant banks ("0 bytes gmem, 64 bytes cmem[3]") count for every
-// entry point, and stack_bytes includes callees ("cumulative stack size") when ptxas reports it.
+// entry point, and stack_bytes includes callees ("cumulative stack size") when ptxas reports it
+// (it does not under -rdc=true, where callees are compiled apart from the entry).
 std::map<std::string, ResourceUsage> ParsePtxasReport(std::string_view log);
 
 }  // namespace cutune::compiler

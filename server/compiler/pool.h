@@ -36,7 +36,7 @@ class CompilePool {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<std::packaged_task<absl::StatusOr<CompileResult>()>> queue_;  // guarded by mutex_
-  bool stopping_ = false;                                                   // guarded by mutex_
+  bool stopping_ = false;                                                  // guarded by mutex_
   std::vector<std::thread> threads_;
 };
 

@@ -59,7 +59,8 @@ class CacheTest : public ::testing::Test {
   std::optional<CachingCompiler> compiler_;
 };
 
-const CompileRequest kAdd{.source = testing::kAddKernel, .options = {"-DUNUSED=1"}, .arch = "sm_90"};
+const CompileRequest kAdd{
+    .source = testing::kAddKernel, .options = {"-DUNUSED=1"}, .arch = "sm_90"};
 
 TEST_F(CacheTest, SecondCompileIsServedFromTheCache) {
   CompileResult first = MustCompile(kAdd);
@@ -117,11 +118,11 @@ TEST_F(CacheTest, FailedCompilationIsCachedWithItsLog) {
 
 TEST_F(CacheTest, ErrorsAreNotCached) {
   const CompileRequest bad{.source = testing::kAddKernel, .options = {"--no-such-option"}};
-  EXPECT_THAT(compiler_->Compile(bad), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("unrecognized option")));
+  EXPECT_THAT(compiler_->Compile(bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unrecognized option")));
   EXPECT_FALSE(fs::exists(compiler_->cache()->EntryPath(ContentKey(bad))));
-  EXPECT_THAT(compiler_->Compile(bad), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                HasSubstr("unrecognized option")));
+  EXPECT_THAT(compiler_->Compile(bad),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("unrecognized option")));
 }
 
 void Overwrite(const fs::path& path, const std::string& bytes) {
@@ -226,8 +227,8 @@ TEST(DefaultCacheDirectoryTest, Precedence) {
   cutune.Unset();
   xdg.Unset();
   home.Unset();
-  EXPECT_THAT(DefaultCacheDirectory(), StatusIs(absl::StatusCode::kFailedPrecondition,
-                                                HasSubstr("CUTUNE_CACHE_DIR")));
+  EXPECT_THAT(DefaultCacheDirectory(),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("CUTUNE_CACHE_DIR")));
 }
 
 }  // namespace

@@ -14,7 +14,12 @@ using ::testing::MatchesRegex;
 using ::testing::SizeIs;
 using testing::StatusIs;
 
-bool IsElf(const std::string& image) { return image.rfind("\x7f" "ELF", 0) == 0; }
+bool IsElf(const std::string& image) {
+  return image.rfind(
+             "\x7f"
+             "ELF",
+             0) == 0;
+}
 
 class CompileArchTest : public ::testing::TestWithParam<const char*> {};
 
@@ -106,7 +111,8 @@ TEST(ValidateArchTest, AcceptsSupportedArchs) {
 }
 
 TEST(ValidateArchTest, RejectsMalformedAndUnsupported) {
-  for (const char* arch : {"", "sm_", "sm90", "sm_9x", "compute_90", "sm_90ab", "SM_90", "sm_-90"}) {
+  for (const char* arch :
+       {"", "sm_", "sm90", "sm_9x", "compute_90", "sm_90ab", "SM_90", "sm_-90"}) {
     EXPECT_EQ(ValidateArch(arch).code(), absl::StatusCode::kInvalidArgument) << arch;
   }
   // NVRTC 13 dropped Volta; sm_10 never existed.
@@ -149,7 +155,8 @@ TEST(ContentKeyTest, ConcatenationsDoNotCollide) {
             ContentKey({.source = "x", .options = {"a", "b"}}));
   EXPECT_NE(ContentKey({.source = "ab", .source_name = "c"}),
             ContentKey({.source = "a", .source_name = "bc"}));
-  EXPECT_NE(ContentKey({.source = "x", .options = {}}), ContentKey({.source = "x", .options = {""}}));
+  EXPECT_NE(ContentKey({.source = "x", .options = {}}),
+            ContentKey({.source = "x", .options = {""}}));
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // Compile pool: parallel results equal serial ones; the destructor finishes queued work.
 #include "server/compiler/pool.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
 #include <future>
 #include <vector>
 
@@ -20,7 +23,8 @@ std::vector<CompileRequest> Requests(int count) {
     // Different constants give different cubins, so a mix-up between futures would show.
     requests.push_back({.source = absl::StrCat(testing::kAddKernel,
                                                "extern \"C\" __global__ void scale(float* a) { "
-                                               "a[threadIdx.x] *= ", i, ".5f; }\n"),
+                                               "a[threadIdx.x] *= ",
+                                               i, ".5f; }\n"),
                         .arch = i % 2 == 0 ? "sm_90" : "sm_80"});
   }
   requests.push_back({.source = testing::kBrokenKernel});
@@ -67,6 +71,32 @@ TEST(CompilePoolTest, DestructorFinishesQueuedWork) {
     ASSERT_EQ(future.wait_for(std::chrono::seconds(0)), std::future_status::ready);
   }
   EXPECT_EQ(compiler.stats().misses, 8);
+}
+
+TEST(CompilePoolTest, ConcurrentWritersOfOneEntryLeaveAWholeEntry) {
+  std::string dir = (std::filesystem::temp_directory_path() / "cutune-pool-test-XXXXXX").string();
+  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  {
+    absl::StatusOr<CompileCache> cache = CompileCache::Open(dir);
+    ASSERT_TRUE(cache.ok()) << cache.status();
+    CachingCompiler compiler(*std::move(cache));
+    const CompileRequest request{.source = testing::kAddKernel};
+    {
+      CompilePool pool(compiler, 4);
+      std::vector<std::future<absl::StatusOr<CompileResult>>> futures;
+      for (int i = 0; i < 8; ++i) futures.push_back(pool.Submit(request));
+      for (auto& future : futures) {
+        absl::StatusOr<CompileResult> result = future.get();
+        ASSERT_TRUE(result.ok()) << result.status();
+        EXPECT_TRUE(result->ok);
+      }
+    }
+    EXPECT_EQ(compiler.stats().corrupt, 0);
+    absl::StatusOr<CompileResult> after = compiler.Compile(request);
+    ASSERT_TRUE(after.ok());
+    EXPECT_TRUE(after->from_cache);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CompilePoolTest, DefaultsToHardwareThreads) {

@@ -1,4 +1,5 @@
-// ParsePtxasReport on ptxas output captured verbatim from NVRTC 13.0 (--ptxas-options=-v).
+// ParsePtxasReport on ptxas output captured verbatim from NVRTC 13.0 (--ptxas-options=-v), plus
+// two constructed edge cases marked as such.
 #include <string>
 
 #include "gmock/gmock.h"
@@ -21,7 +22,8 @@ ResourceUsage Usage(int registers, int smem, int stack, int spill_stores, int sp
 
 // sm_80, -maxrregcount=16: a register-limit warning, a user __constant__ array (module-wide
 // cmem[3]), spills in `regs`, a 1024-byte local array plus shared memory in `spill`.
-constexpr char kSm80Spills[] = R"(ptxas warning : For profile sm_80 adjusting per thread register count of 16 to lower bound of 24
+constexpr char kSm80Spills[] =
+    R"(ptxas warning : For profile sm_80 adjusting per thread register count of 16 to lower bound of 24
 ptxas info    : Overriding maximum register limit 256 for 'regs' with  24 of maxrregcount option
 ptxas info    : Overriding maximum register limit 256 for 'spill' with  24 of maxrregcount option
 ptxas info    : Overriding maximum register limit 256 for 'add' with  24 of maxrregcount option
@@ -79,6 +81,22 @@ ptxas info    : Function properties for _Z6helperPfi
 ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 )";
 
+// -rdc=true: device functions are compiled on their own, before and after the entry, and the
+// entry's report leaves out what its callees need (ptxas cannot know before linking).
+constexpr char kRelocatable[] = R"(ptxas info    : 0 bytes gmem
+ptxas info    : Function properties for _Z6helperPKfii$1
+ptxas         .     264 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compile time = 10.152 ms
+ptxas info    : Compiling entry function 'caller' for 'sm_90'
+ptxas info    : Function properties for caller
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 40 registers, used 0 barriers
+ptxas info    : Compile time = 5.539 ms
+ptxas info    : Function properties for _Z6helperPKfii
+ptxas         .     264 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compile time = 8.796 ms
+)";
+
 struct ReportCase {
   const char* name;
   const char* log;
@@ -114,6 +132,7 @@ INSTANTIATE_TEST_SUITE_P(
                    kNoinlineAndTemplate,
                    {{"_Z4tmplILi4EEvPf", Usage(8, 0, 0, 0, 0, 0)},
                     {"caller", Usage(40, 0, 256, 0, 0, 0)}}},
+        ReportCase{"RelocatableDeviceCode", kRelocatable, {{"caller", Usage(40, 0, 0, 0, 0, 0)}}},
         ReportCase{"CompileErrorLogHasNoEntries",
                    "k.cu(1): error: identifier \"x\" is undefined\n\n1 error detected in the "
                    "compilation of \"k.cu\".\n",
@@ -122,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<ReportCase>& p) { return p.param.name; });
 
 TEST(ParsePtxasReportStandaloneTest, CumulativeStackCountsCallees) {
-  // With a non-inlined callee the entry's own frame is smaller than what it needs in total.
+  // Constructed: a cumulative stack larger than the entry's own frame (a non-inlined callee with
+  // its own frame) counts in full.
   constexpr char kLog[] = R"(ptxas info    : Compiling entry function 'k' for 'sm_90'
 ptxas info    : Function properties for k
 ptxas         .     16 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
@@ -130,10 +150,12 @@ ptxas info    : Used 20 registers, used 0 barriers, 272 bytes cumulative stack s
 ptxas info    : Function properties for _Z1fv
 ptxas         .     256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 )";
-  EXPECT_THAT(ParsePtxasReport(kLog), ElementsAre(Pair("k", SameUsage(Usage(20, 0, 272, 0, 0, 0)))));
+  EXPECT_THAT(ParsePtxasReport(kLog),
+              ElementsAre(Pair("k", SameUsage(Usage(20, 0, 272, 0, 0, 0)))));
 }
 
 TEST(ParsePtxasReportStandaloneTest, WindowsLineEndings) {
+  // Constructed: the same lines with CRLF endings.
   constexpr char kLog[] =
       "ptxas info    : Compiling entry function 'k' for 'sm_90'\r\n"
       "ptxas info    : Function properties for k\r\n"
