@@ -1,0 +1,21 @@
+// The store's schema and its migrations. Each shipped version's DDL is kept verbatim so a test
+// can build an old database and check that the current code migrates it.
+#pragma once
+
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "server/store/sqlite.h"
+
+namespace cutune::store {
+
+inline constexpr int kSchemaVersion = 2;
+
+// The DDL that created a fresh version-1 database (frozen; for migration tests).
+std::string_view SchemaV1Ddl();
+
+// Brings the database to kSchemaVersion, one version per transaction. A database newer than
+// this code is FAILED_PRECONDITION and left untouched.
+absl::Status Migrate(Db& db);
+
+}  // namespace cutune::store

@@ -1,0 +1,219 @@
+// The persistent store: devices, sweeps, every candidate's measurement row, and the winner per
+// (device model, family, source hash, shape, dtype). Backed by SQLite in WAL mode with
+// synchronous=FULL; one writer connection and one reader connection, each behind its own mutex.
+// Lookups are answered from an in-memory copy of the winners table, rebuilt after every write
+// that changes winners, so the hot path never touches SQLite.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/core/types.h"
+#include "server/store/sqlite.h"
+
+namespace cutune::store {
+
+enum class SweepStatus { kRunning, kSucceeded, kFailed, kCancelled };
+std::string_view SweepStatusName(SweepStatus status);  // "running", "succeeded", ...
+absl::StatusOr<SweepStatus> ParseSweepStatus(std::string_view name);
+
+struct DeviceModel {
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t total_memory_bytes = 0;
+};
+
+// What a sweep tunes. The kernel's source hash and space version travel in Provenance.
+struct SweepKey {
+  DeviceDescription device;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+
+struct Reference {
+  std::string name;  // "device copy", "cuBLAS SGEMM"
+  double time_us = 0;
+};
+
+struct SweepInfo {
+  int64_t id = 0;
+  std::string device_model;
+  std::string gpu_uuid;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+  Provenance provenance;
+  SweepStatus status = SweepStatus::kRunning;
+  int64_t started_at_ms = 0;
+  std::optional<int64_t> finished_at_ms;
+  std::string request_json;
+  Reference reference;
+  int64_t rows = 0;
+};
+
+struct StoredRow {
+  int64_t sweep_id = 0;
+  Measurement measurement;
+  int64_t measured_at_ms = 0;
+};
+
+struct SweepWithRows {
+  SweepInfo info;
+  std::vector<StoredRow> rows;  // ordered by FormatParams
+};
+
+// The best configuration known for one key.
+struct Winner {
+  DeviceModel device;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+  Provenance provenance;
+  Measurement measurement;
+  Reference reference;
+  int64_t measured_at_ms = 0;
+  std::optional<int64_t> sweep_id;  // empty when imported from a table
+};
+
+struct StartedSweep {
+  int64_t sweep_id = 0;
+  bool resumed = false;
+};
+
+struct FinishResult {
+  bool winner_changed = false;
+  std::optional<Measurement> best;  // the sweep's fastest ok row
+};
+
+struct RowQuery {
+  std::string device_model;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+  std::string source_hash;          // empty: any
+  bool include_unfinished = false;  // rows of running sweeps are hidden unless asked for
+  int limit = 0;                    // 0: all
+};
+
+enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };
+std::string_view LookupRungName(LookupRung rung);
+
+struct LookupQuery {
+  std::string device_model;
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+  // The daemon's current provenance; a zero driver or empty string skips that comparison (a
+  // table server without a GPU has no driver to compare with).
+  Provenance current;
+  Params family_default;
+};
+
+struct LookupResult {
+  LookupRung rung = LookupRung::kFamilyDefault;
+  double distance = 0;  // sum over dimensions of |log2(asked / tuned)|
+  Shape tuned_shape;    // empty for kFamilyDefault
+  std::string device_model;
+  Measurement winner;   // for kFamilyDefault: only params (the default) are set
+  Provenance provenance;
+  Reference reference;
+  int64_t measured_at_ms = 0;
+  std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
+};
+
+enum class MergePolicy { kKeepFaster, kKeepNewer, kFailOnConflict };
+
+struct ImportBatch {
+  std::vector<DeviceModel> devices;
+  std::vector<Winner> winners;
+  std::vector<std::string> winner_origins;  // where each winner came from, for error messages
+  std::vector<SweepWithRows> sweeps;        // finished sweeps with their rows
+  std::vector<std::string> sweep_origins;
+};
+
+struct ImportStats {
+  int winners_added = 0;
+  int winners_replaced = 0;
+  int winners_kept = 0;
+  int sweeps_added = 0;
+  int sweeps_skipped = 0;  // already present (same key and start time)
+  int rows_added = 0;
+};
+
+class Store {
+ public:
+  static constexpr std::string_view kDefaultPath = "./cutune.db";
+
+  // Creates or migrates the database at `path`.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+
+  // Records the device model (name, compute capability, SMs, memory) and the individual GPU.
+  absl::Status UpsertDevice(const DeviceDescription& device, int driver_version);
+
+  // Resumes the running sweep with the same key and provenance, if any; a running sweep of the
+  // key under another provenance is marked failed (its rows are kept) and a new one started.
+  absl::StatusOr<StartedSweep> StartOrResumeSweep(const SweepKey& key,
+                                                  const Provenance& provenance,
+                                                  std::string_view request_json);
+  // FormatParams of every candidate already recorded in the sweep.
+  absl::StatusOr<std::set<std::string>> FinishedCandidates(int64_t sweep_id);
+  // One atomic row. ALREADY_EXISTS if the candidate is recorded; FAILED_PRECONDITION if the
+  // sweep is finished; NOT_FOUND for an unknown sweep.
+  absl::Status RecordMeasurement(int64_t sweep_id, const Measurement& measurement);
+  // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its fastest
+  // ok row the key's winner when there is none, when it is faster, or when the stored winner
+  // was measured under another driver, NVRTC or space version.
+  absl::StatusOr<FinishResult> FinishSweep(int64_t sweep_id, SweepStatus status,
+                                           const Reference& reference);
+
+  absl::StatusOr<SweepInfo> GetSweep(int64_t sweep_id);
+  absl::StatusOr<std::vector<SweepInfo>> ListSweeps();  // newest first
+  // ok rows fastest first, then the others by outcome and parameters.
+  absl::StatusOr<std::vector<StoredRow>> ListRows(const RowQuery& query);
+
+  absl::StatusOr<std::vector<DeviceModel>> ListDeviceModels();
+  // Winners, optionally of one device model (empty: all), unordered.
+  absl::StatusOr<std::vector<Winner>> ListWinners(std::string_view device_model);
+  // Finished sweeps with their rows, optionally of one device model.
+  absl::StatusOr<std::vector<SweepWithRows>> ListFinishedSweeps(std::string_view device_model);
+
+  // The fallback ladder; never fails: with nothing tuned the answer is the family default.
+  LookupResult Lookup(const LookupQuery& query) const;
+
+  // Applies a validated table in one transaction: any error leaves the store unchanged.
+  // FAIL_ON_CONFLICT reports a differing winner for an existing key as ALREADY_EXISTS.
+  absl::StatusOr<ImportStats> ApplyImport(const ImportBatch& batch, MergePolicy policy);
+
+  ~Store();
+
+ private:
+  struct WinnerCache;
+  Store(Db writer, Db reader);
+  absl::Status RefreshCacheLocked();  // requires write_mu_
+  std::shared_ptr<const WinnerCache> Snapshot() const;
+
+  std::mutex write_mu_;
+  Db writer_;
+  std::mutex read_mu_;
+  Db reader_;
+  mutable std::mutex cache_mu_;  // guards only the pointer swap
+  std::shared_ptr<const WinnerCache> cache_;
+};
+
+// Milliseconds since the Unix epoch, the store's timestamp unit.
+int64_t NowMs();
+
+}  // namespace cutune::store

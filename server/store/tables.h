@@ -1,0 +1,74 @@
+// Tuning tables: the JSON files CI stores per GPU model and servers import. Format and merge
+// rules are documented in docs/tables.md. Export is deterministic (sorted keys and entries,
+// figures rounded to 6 significant digits) so equal data gives byte-identical files.
+#pragma once
+
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/core/types.h"
+#include "server/store/store.h"
+
+namespace cutune::store {
+
+inline constexpr std::string_view kTableFormat = "cutune-table";
+inline constexpr int kTableVersion = 1;
+
+struct ExportOptions {
+  std::string device_model;   // empty: every model in the store
+  bool include_rows = false;  // also every finished sweep with all its rows
+};
+
+absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& options);
+
+struct ImportOptions {
+  // Family names the daemon knows ({"transpose", "matmul"}); a table naming another is
+  // rejected. Empty: families are not checked.
+  std::set<std::string> known_families;
+  MergePolicy policy = MergePolicy::kKeepFaster;
+};
+
+// Parses and validates a table without touching any store. Errors are INVALID_ARGUMENT naming
+// the JSON pointer (or line and column, for syntax errors) of the problem.
+absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
+                                       const std::set<std::string>& known_families);
+
+// Validates everything, then applies the table in one transaction: any error changes nothing.
+absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text,
+                                        const ImportOptions& options);
+
+// Per key (device model, family, dtype, shape). Where a table holds winners for several kernel
+// source hashes of one key, the newest counts.
+struct TableDiffEntry {
+  enum class Change { kSame, kWinnerChanged, kOnlyInA, kOnlyInB };
+  std::string device_model;
+  std::string family;
+  DType dtype = DType::kF32;
+  Shape shape;
+  Change change = Change::kSame;
+  std::optional<Params> params_a;
+  std::optional<Params> params_b;
+  double time_a_us = 0;
+  double time_b_us = 0;
+  double time_change_percent = 0;  // (b - a) / a * 100; positive: B is slower
+  bool source_hash_changed = false;
+};
+
+struct TableDiff {
+  std::vector<TableDiffEntry> entries;  // sorted by key
+
+  // Keys present in both whose time grew by more than `threshold_percent`.
+  std::vector<const TableDiffEntry*> Regressions(double threshold_percent) const;
+  std::string ToText() const;
+  std::string ToJson() const;
+};
+
+absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view json_b);
+
+std::string_view TableChangeName(TableDiffEntry::Change change);
+
+}  // namespace cutune::store
