@@ -4,13 +4,16 @@
 // a family itself is data plus this small interface.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kernels/space.h"
 #include "server/core/types.h"
 
@@ -71,6 +74,15 @@ class KernelFamily {
 
   // -D options that instantiate the source for one candidate.
   virtual std::vector<std::string> Defines(const Params& params) const = 0;
+  // -D options for a module that holds the reference kernel (the candidate's source compiled
+  // with -DCUTUNE_REFERENCE; candidate cubins never carry the reference).
+  std::vector<std::string> ReferenceDefines() const;
+  static constexpr std::string_view kReferenceDefine = "-DCUTUNE_REFERENCE";
+
+  // Threads per block and shared memory (static + dynamic, bytes) one candidate needs; both
+  // independent of the shape.
+  virtual int64_t ThreadsPerBlock(const Params& params) const = 0;
+  virtual int64_t SharedBytes(const Params& params) const = 0;
 
   // INVALID_ARGUMENT naming the problem (rank, non-positive or too-large dimension).
   virtual absl::Status ValidateShape(const Shape& shape) const = 0;
@@ -103,8 +115,35 @@ const KernelFamily* FindFamily(std::string_view name);
 std::vector<const KernelFamily*> AllFamilies();
 absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name);  // NOT_FOUND with the list
 
+// The built-in families (also reachable through the registry).
+const KernelFamily& TransposeFamily();
+const KernelFamily& MatmulFamily();
+
+// Helpers the families share.
+// The value of `name` in `params`; 0 when absent (Space::Check reports missing ones).
+int64_t Get(const Params& params, const std::string& name);
+// "-DCT_<NAME>=<value>" for every parameter, upper-casing the name.
+std::vector<std::string> DefinesFromParams(const Params& params);
+// Rank and dims (positive, at most kMaxDim), and each listed pair of dims (a matrix) holding at
+// most kMaxMatrixElements elements. The kernels index rows with 64-bit offsets but do 32-bit
+// arithmetic on a dimension plus a tile (e.g. col + 4 <= cols), hence the headroom below 2^31.
+inline constexpr int64_t kMaxDim = int64_t{1} << 30;
+inline constexpr int64_t kMaxMatrixElements = int64_t{1} << 31;
+absl::Status ValidateDims(const Shape& shape, const std::vector<std::string>& dims,
+                          const std::vector<std::pair<int, int>>& matrices);
+constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // Support kernels every worker needs (random fill, poison check, compare): extern "C"
-// cutune_fill(float* p, long long n, unsigned long long seed), cutune_compare(...).
+// cutune_fill(float* p, long long n, unsigned long long seed): uniform values in [-1, 1) from a
+// counter-based hash of (seed, index); cutune_compare(const float* out, const float* ref,
+// long long n, double* sums, unsigned int* max_abs_bits, unsigned long long* nonfinite):
+// sums[0] += sum (out-ref)^2 and sums[1] += sum ref^2 over finite outputs, max_abs_bits =
+// atomicMax of the float bits of |out-ref| (a non-finite output counts as 0x7f800000 or more),
+// nonfinite += count of non-finite outputs. Launch both with kSupportBlock threads per block
+// and any grid (grid-stride loops); the compare buffers must be zeroed before.
 std::string_view SupportSource();
+inline constexpr std::string_view kFillName = "cutune_fill";
+inline constexpr std::string_view kCompareName = "cutune_compare";
+inline constexpr int kSupportBlock = 256;
 
 }  // namespace cutune::kernels

@@ -1,0 +1,186 @@
+// What the kernel families share: device limit tables, pruning, the registry and helpers.
+#include "kernels/family.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "kernels/embedded.h"
+#include "server/core/hash.h"
+#include "server/core/strings.h"
+
+namespace cutune::kernels {
+namespace {
+
+struct ArchLimits {
+  int cc_major;
+  int cc_minor;
+  int shared_optin_kb;
+  int shared_per_sm_kb;
+  int sm_count;  // of the architecture's reference data-centre part; real devices report theirs
+};
+
+// CUDA C Programming Guide, "Technical Specifications per Compute Capability".
+constexpr ArchLimits kArchLimits[] = {
+    {7, 0, 96, 96, 80},      // V100
+    {7, 5, 64, 64, 40},      // T4
+    {8, 0, 163, 164, 108},   // A100
+    {8, 6, 99, 100, 84},     // A40 / RTX 30xx
+    {8, 7, 163, 164, 16},    // Orin
+    {8, 9, 99, 100, 142},    // L40S / RTX 40xx
+    {9, 0, 227, 228, 132},   // H100 / H200 SXM
+    {10, 0, 227, 228, 148},  // B200
+    {12, 0, 99, 100, 170},   // RTX 50xx
+};
+
+// Registers are allocated per warp in units of 256 (8 per thread).
+int64_t AllocatedRegisters(int registers, int64_t threads) {
+  const int64_t per_thread = CeilDiv(registers, 8) * 8;
+  const int64_t warps = CeilDiv(threads, 32);
+  return per_thread * warps * 32;
+}
+
+}  // namespace
+
+absl::StatusOr<DeviceLimits> DeviceLimits::ForArch(std::string_view arch) {
+  absl::string_view digits = ToAbsl(arch);
+  int cc = 0;
+  if (!absl::ConsumePrefix(&digits, "sm_") || digits.size() < 2 ||
+      !absl::SimpleAtoi(digits, &cc)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad architecture '", std::string(arch), "': expected sm_XY, e.g. sm_90"));
+  }
+  std::vector<std::string> known;
+  for (const ArchLimits& entry : kArchLimits) {
+    known.push_back(absl::StrCat("sm_", entry.cc_major, entry.cc_minor));
+    if (entry.cc_major * 10 + entry.cc_minor != cc) continue;
+    DeviceLimits limits;
+    limits.cc_major = entry.cc_major;
+    limits.cc_minor = entry.cc_minor;
+    limits.max_threads_per_block = 1024;
+    limits.max_shared_per_block = 48 * 1024;
+    limits.max_shared_per_block_optin = entry.shared_optin_kb * 1024;
+    limits.max_registers_per_block = 64 * 1024;
+    limits.max_registers_per_thread = 255;
+    limits.max_shared_per_sm = entry.shared_per_sm_kb * 1024;
+    limits.sm_count = entry.sm_count;
+    return limits;
+  }
+  return absl::NotFoundError(absl::StrCat("no device limits known for ", std::string(arch),
+                                          " (known: ", absl::StrJoin(known, ", "), ")"));
+}
+
+std::string DeviceLimits::Arch() const { return absl::StrCat("sm_", cc_major, cc_minor); }
+
+std::string KernelFamily::source_hash() const { return Sha256Hex(source()); }
+
+std::vector<std::string> KernelFamily::ReferenceDefines() const {
+  return {std::string(kReferenceDefine)};
+}
+
+std::optional<std::string> KernelFamily::PruneForDevice(const Params& params,
+                                                        const DeviceLimits& limits) const {
+  const int64_t threads = ThreadsPerBlock(params);
+  if (threads > limits.max_threads_per_block) {
+    return absl::StrCat(threads, " threads per block exceed the device limit of ",
+                        limits.max_threads_per_block, " on ", limits.Arch());
+  }
+  const int64_t shared = SharedBytes(params);
+  if (shared > limits.max_shared_per_block_optin) {
+    return absl::StrCat(shared, " bytes of shared memory per block exceed the opt-in limit of ",
+                        limits.max_shared_per_block_optin, " on ", limits.Arch());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> KernelFamily::PruneCompiled(const Params& params,
+                                                       const ResourceUsage& usage,
+                                                       const DeviceLimits& limits) const {
+  if (usage.registers > limits.max_registers_per_thread) {
+    return absl::StrCat(usage.registers, " registers per thread exceed the limit of ",
+                        limits.max_registers_per_thread, " on ", limits.Arch());
+  }
+  const int64_t threads = ThreadsPerBlock(params);
+  const int64_t registers = AllocatedRegisters(usage.registers, threads);
+  if (registers > limits.max_registers_per_block) {
+    return absl::StrCat(usage.registers, " registers x ", threads, " threads (", registers,
+                        " allocated) exceed the limit of ", limits.max_registers_per_block,
+                        " registers per block on ", limits.Arch());
+  }
+  // The family's figure includes its static arrays; ptxas' figure is authoritative for them.
+  const int64_t shared = std::max<int64_t>(SharedBytes(params), usage.static_shared_bytes);
+  if (shared > limits.max_shared_per_block_optin) {
+    return absl::StrCat(shared, " bytes of shared memory per block exceed the opt-in limit of ",
+                        limits.max_shared_per_block_optin, " on ", limits.Arch());
+  }
+  return std::nullopt;
+}
+
+int64_t Get(const Params& params, const std::string& name) {
+  auto found = params.find(name);
+  return found == params.end() ? 0 : found->second;
+}
+
+std::vector<std::string> DefinesFromParams(const Params& params) {
+  std::vector<std::string> defines;
+  defines.reserve(params.size());
+  for (const auto& [name, value] : params) {
+    std::string upper = name;
+    std::transform(upper.begin(), upper.end(), upper.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    defines.push_back(absl::StrCat("-DCT_", upper, "=", value));
+  }
+  return defines;
+}
+
+absl::Status ValidateDims(const Shape& shape, const std::vector<std::string>& dims,
+                          const std::vector<std::pair<int, int>>& matrices) {
+  if (shape.size() != dims.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("expected ", dims.size(), " dimensions (",
+                                                   absl::StrJoin(dims, ", "), "), got ",
+                                                   shape.size()));
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (shape[i] <= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", dims[i], " must be positive, got ", shape[i]));
+    }
+    if (shape[i] > kMaxDim) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dimension ", dims[i], "=", shape[i], " exceeds the limit of 2^30"));
+    }
+  }
+  for (const auto& [a, b] : matrices) {
+    if (shape[a] * shape[b] > kMaxMatrixElements) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("matrix ", dims[a], "x", dims[b], " = ", shape[a], "x", shape[b],
+                       " has more than 2^31 elements"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+const KernelFamily* FindFamily(std::string_view name) {
+  for (const KernelFamily* family : AllFamilies()) {
+    if (family->name() == name) return family;
+  }
+  return nullptr;
+}
+
+std::vector<const KernelFamily*> AllFamilies() { return {&TransposeFamily(), &MatmulFamily()}; }
+
+absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name) {
+  if (const KernelFamily* family = FindFamily(name)) return family;
+  std::vector<std::string> names;
+  for (const KernelFamily* family : AllFamilies()) names.emplace_back(family->name());
+  return absl::NotFoundError(absl::StrCat("unknown kernel family '", std::string(name),
+                                          "' (known: ", absl::StrJoin(names, ", "), ")"));
+}
+
+std::string_view SupportSource() { return embedded::kSupportSource; }
+
+}  // namespace cutune::kernels

@@ -1,0 +1,345 @@
+// f32 matrix multiply C = A * B, row-major: A is M x K, B is K x N, C is M x N, any M, N, K.
+//
+// Parameters arrive as -D defines (defaults: the seed's 32x32 shared-memory tiled kernel):
+//   CT_BM, CT_BN, CT_BK  block tile: C rows, C columns, K depth per step
+//   CT_TM, CT_TN         per-thread register tile; threads = (BM/TM) * (BN/TN)
+//   CT_VEC               1 or 4: float4 global loads where K % 4 == 0 (A) / N % 4 == 0 (B) and
+//                        the chunk is in bounds; scalar zero-filled loads otherwise
+//   CT_AT                1: A tile stored transposed in shared memory (As[k][m])
+//   CT_PAD               floats of padding per shared-memory row (0 or 4: keeps float4 alignment)
+//   CT_DB                1: double-buffered shared memory, next tile prefetched into registers
+//                        during the current tile's math (one barrier per K step)
+//   CT_WARP              0: threads row-major over the thread grid; 1: each warp a 4x8 block of
+//                        thread tiles and, when TN % 4 == 0, each thread's columns in float4
+//                        groups BN/(TN/4) apart (conflict-free shared loads of B)
+//   CT_MINB              __launch_bounds__ minimum blocks per SM (0: none)
+// Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
+// (DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
+// Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
+// With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
+
+#ifndef CT_BM
+#define CT_BM 32
+#endif
+#ifndef CT_BN
+#define CT_BN 32
+#endif
+#ifndef CT_BK
+#define CT_BK 32
+#endif
+#ifndef CT_TM
+#define CT_TM 1
+#endif
+#ifndef CT_TN
+#define CT_TN 1
+#endif
+#ifndef CT_VEC
+#define CT_VEC 1
+#endif
+#ifndef CT_AT
+#define CT_AT 0
+#endif
+#ifndef CT_PAD
+#define CT_PAD 0
+#endif
+#ifndef CT_DB
+#define CT_DB 0
+#endif
+#ifndef CT_WARP
+#define CT_WARP 0
+#endif
+#ifndef CT_MINB
+#define CT_MINB 0
+#endif
+
+#ifndef CUTUNE_REFERENCE
+
+#define CT_TROWS (CT_BM / CT_TM)
+#define CT_TCOLS (CT_BN / CT_TN)
+#define CT_THREADS (CT_TROWS * CT_TCOLS)
+
+#if CT_BM % CT_TM != 0 || CT_BN % CT_TN != 0
+#error "the block tile must be a multiple of the thread tile"
+#endif
+#if CT_BK % CT_VEC != 0 || CT_BN % CT_VEC != 0 || (CT_VEC != 1 && CT_VEC != 4)
+#error "CT_VEC must be 1 or 4 and divide CT_BK and CT_BN"
+#endif
+#if CT_PAD % 4 != 0
+#error "CT_PAD must keep rows 16-byte aligned"
+#endif
+#if CT_WARP && (CT_THREADS % 32 != 0 || CT_TCOLS % 8 != 0 || CT_TROWS % 4 != 0)
+#error "warp tiling needs a thread grid of whole 4x8 warp blocks"
+#endif
+#define CT_SPREAD (CT_WARP && CT_TN % 4 == 0)
+
+#if CT_MINB > 0
+#define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
+#else
+#define CT_BOUNDS __launch_bounds__(CT_THREADS)
+#endif
+
+namespace {
+
+constexpr int kALd = CT_AT ? CT_BM + CT_PAD : CT_BK + CT_PAD;
+constexpr int kAElems = CT_AT ? CT_BK * kALd : CT_BM * kALd;
+constexpr int kBLd = CT_BN + CT_PAD;
+constexpr int kBElems = CT_BK * kBLd;
+constexpr int kStageElems = kAElems + kBElems;
+constexpr int kAChunks = CT_BM * CT_BK / CT_VEC;
+constexpr int kBChunks = CT_BK * CT_BN / CT_VEC;
+constexpr int kAPerThread = (kAChunks + CT_THREADS - 1) / CT_THREADS;
+constexpr int kBPerThread = (kBChunks + CT_THREADS - 1) / CT_THREADS;
+
+// Column (within the block tile) of element j of the thread's register tile.
+__device__ __forceinline__ int ThreadCol(int tcol, int j) {
+#if CT_SPREAD
+  return (j / 4) * (CT_BN / (CT_TN / 4)) + tcol * 4 + (j % 4);
+#else
+  return tcol * CT_TN + j;
+#endif
+}
+
+// VEC consecutive floats of a row holding n, starting at column c; zero outside the matrix.
+__device__ __forceinline__ void LoadChunk(const float* __restrict__ row, bool row_ok, int c, int n,
+                                          bool vec_ok, float (&v)[CT_VEC]) {
+  if (!row_ok) {
+#pragma unroll
+    for (int i = 0; i < CT_VEC; ++i) v[i] = 0.0f;
+    return;
+  }
+#if CT_VEC == 4
+  if (vec_ok && c + 4 <= n) {
+    const float4 x = *reinterpret_cast<const float4*>(row + c);
+    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < CT_VEC; ++i) v[i] = c + i < n ? row[c + i] : 0.0f;
+}
+
+struct Staging {
+  float a[kAPerThread][CT_VEC];
+  float b[kBPerThread][CT_VEC];
+};
+
+// Global -> registers: the A tile at (m0, k0) and the B tile at (k0, n0).
+__device__ __forceinline__ void LoadTiles(const float* __restrict__ A, const float* __restrict__ B,
+                                          int M, int N, int K, int m0, int n0, int k0, int tid,
+                                          bool a_vec, bool b_vec, Staging& s) {
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kAChunks % CT_THREADS == 0 || idx < kAChunks) {
+      const int row = idx / (CT_BK / CT_VEC);
+      const int kc = (idx % (CT_BK / CT_VEC)) * CT_VEC;
+      const int gm = m0 + row;
+      LoadChunk(A + static_cast<long long>(gm < M ? gm : 0) * K, gm < M, k0 + kc, K, a_vec,
+                s.a[p]);
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
+      const int row = idx / (CT_BN / CT_VEC);
+      const int nc = (idx % (CT_BN / CT_VEC)) * CT_VEC;
+      const int gk = k0 + row;
+      LoadChunk(B + static_cast<long long>(gk < K ? gk : 0) * N, gk < K, n0 + nc, N, b_vec,
+                s.b[p]);
+    }
+  }
+}
+
+// Registers -> one shared-memory stage.
+__device__ __forceinline__ void StoreTiles(float* __restrict__ stage, int tid, const Staging& s) {
+  float* As = stage;
+  float* Bs = stage + kAElems;
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kAChunks % CT_THREADS == 0 || idx < kAChunks) {
+      const int row = idx / (CT_BK / CT_VEC);
+      const int kc = (idx % (CT_BK / CT_VEC)) * CT_VEC;
+#pragma unroll
+      for (int i = 0; i < CT_VEC; ++i) {
+#if CT_AT
+        As[(kc + i) * kALd + row] = s.a[p][i];
+#else
+        As[row * kALd + kc + i] = s.a[p][i];
+#endif
+      }
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
+      const int row = idx / (CT_BN / CT_VEC);
+      const int nc = (idx % (CT_BN / CT_VEC)) * CT_VEC;
+#if CT_VEC == 4
+      *reinterpret_cast<float4*>(&Bs[row * kBLd + nc]) =
+          make_float4(s.b[p][0], s.b[p][1], s.b[p][2], s.b[p][3]);
+#else
+      Bs[row * kBLd + nc] = s.b[p][0];
+#endif
+    }
+  }
+}
+
+// acc += As * Bs over one BK step.
+__device__ __forceinline__ void ComputeTile(const float* __restrict__ stage, int trow, int tcol,
+                                            float (&acc)[CT_TM][CT_TN]) {
+  const float* As = stage;
+  const float* Bs = stage + kAElems;
+#pragma unroll
+  for (int k = 0; k < CT_BK; ++k) {
+    float a[CT_TM];
+    float b[CT_TN];
+#if CT_AT
+    if constexpr (CT_TM % 4 == 0) {
+#pragma unroll
+      for (int i = 0; i < CT_TM; i += 4) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[k * kALd + trow * CT_TM + i]);
+        a[i] = x.x; a[i + 1] = x.y; a[i + 2] = x.z; a[i + 3] = x.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < CT_TM; ++i) a[i] = As[k * kALd + trow * CT_TM + i];
+    }
+#else
+#pragma unroll
+    for (int i = 0; i < CT_TM; ++i) a[i] = As[(trow * CT_TM + i) * kALd + k];
+#endif
+    if constexpr (CT_TN % 4 == 0) {
+#pragma unroll
+      for (int j = 0; j < CT_TN; j += 4) {
+        const float4 x = *reinterpret_cast<const float4*>(&Bs[k * kBLd + ThreadCol(tcol, j)]);
+        b[j] = x.x; b[j + 1] = x.y; b[j + 2] = x.z; b[j + 3] = x.w;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < CT_TN; ++j) b[j] = Bs[k * kBLd + ThreadCol(tcol, j)];
+    }
+#pragma unroll
+    for (int i = 0; i < CT_TM; ++i) {
+#pragma unroll
+      for (int j = 0; j < CT_TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+    }
+  }
+}
+
+__device__ __forceinline__ bool Aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
+}
+
+}  // namespace
+
+extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
+                                                    const float* __restrict__ B,
+                                                    float* __restrict__ C, int M, int N, int K) {
+  extern __shared__ float4 smem4[];  // float4 for 16-byte alignment of every stage
+  float* smem = reinterpret_cast<float*>(smem4);
+
+  const int tiles_n = (N + CT_BN - 1) / CT_BN;
+  const int m0 = (blockIdx.x / tiles_n) * CT_BM;
+  const int n0 = (blockIdx.x % tiles_n) * CT_BN;
+  const int tid = threadIdx.x;
+#if CT_WARP
+  const int lane = tid % 32;
+  const int warp = tid / 32;
+  const int trow = (warp / (CT_TCOLS / 8)) * 4 + lane / 8;
+  const int tcol = (warp % (CT_TCOLS / 8)) * 8 + lane % 8;
+#else
+  const int trow = tid / CT_TCOLS;
+  const int tcol = tid % CT_TCOLS;
+#endif
+  const bool a_vec = CT_VEC == 4 && K % 4 == 0 && Aligned16(A);
+  const bool b_vec = CT_VEC == 4 && N % 4 == 0 && Aligned16(B);
+
+  float acc[CT_TM][CT_TN];
+#pragma unroll
+  for (int i = 0; i < CT_TM; ++i) {
+#pragma unroll
+    for (int j = 0; j < CT_TN; ++j) acc[i][j] = 0.0f;
+  }
+
+  const int steps = (K + CT_BK - 1) / CT_BK;
+  Staging staging;
+  LoadTiles(A, B, M, N, K, m0, n0, 0, tid, a_vec, b_vec, staging);
+  StoreTiles(smem, tid, staging);
+  __syncthreads();
+#if CT_DB
+  int stage = 0;
+  for (int step = 0; step < steps; ++step) {
+    const bool more = step + 1 < steps;
+    // The next tile's global loads are in flight while this tile's math runs.
+    if (more) LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
+    ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
+    // The other stage was last read before the previous barrier, so it is free to overwrite.
+    if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+    __syncthreads();
+    stage ^= 1;
+  }
+#else
+  for (int step = 0; step < steps; ++step) {
+    ComputeTile(smem, trow, tcol, acc);
+    if (step + 1 < steps) {
+      __syncthreads();
+      LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
+      StoreTiles(smem, tid, staging);
+      __syncthreads();
+    }
+  }
+#endif
+
+  const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && Aligned16(C);
+#pragma unroll
+  for (int i = 0; i < CT_TM; ++i) {
+    const int gm = m0 + trow * CT_TM + i;
+    if (gm >= M) continue;
+    float* c_row = C + static_cast<long long>(gm) * N;
+    if constexpr (CT_TN % 4 == 0) {
+#pragma unroll
+      for (int j = 0; j < CT_TN; j += 4) {
+        const int gn = n0 + ThreadCol(tcol, j);
+        if (c_vec && gn + 4 <= N) {
+          *reinterpret_cast<float4*>(c_row + gn) =
+              make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+        } else {
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            if (gn + q < N) c_row[gn + q] = acc[i][j + q];
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < CT_TN; ++j) {
+        const int gn = n0 + ThreadCol(tcol, j);
+        if (gn < N) c_row[gn] = acc[i][j];
+      }
+    }
+  }
+}
+
+#else  // CUTUNE_REFERENCE
+
+// Trusted reference: one C element per thread iteration, accumulated in double.
+extern "C" __global__ void cutune_reference(const float* A, const float* B, float* C, int M, int N,
+                                            int K) {
+  const long long total = static_cast<long long>(M) * N;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    const long long m = i / N;
+    const long long n = i % N;
+    double sum = 0.0;
+    for (int k = 0; k < K; ++k) {
+      sum += static_cast<double>(A[m * K + k]) * static_cast<double>(B[k * static_cast<long long>(N) + n]);
+    }
+    C[i] = static_cast<float>(sum);
+  }
+}
+
+#endif  // CUTUNE_REFERENCE

@@ -1,0 +1,155 @@
+// The matmul family: C = A * B, f32, row-major, any M, N, K (kernels/matmul.cu).
+#include <string>
+#include <vector>
+
+#include "kernels/embedded.h"
+#include "kernels/family.h"
+
+namespace cutune::kernels {
+namespace {
+
+int64_t Threads(const Params& p) {
+  return (Get(p, "bm") / Get(p, "tm")) * (Get(p, "bn") / Get(p, "tn"));
+}
+
+bool RegisterTiled(const Params& p) { return Get(p, "tm") * Get(p, "tn") > 1; }
+
+// Mirrors the shared-memory layout in matmul.cu.
+int64_t StageFloats(const Params& p) {
+  const int64_t bm = Get(p, "bm"), bn = Get(p, "bn"), bk = Get(p, "bk"), pad = Get(p, "pad");
+  const int64_t a = Get(p, "at") ? bk * (bm + pad) : bm * (bk + pad);
+  return a + bk * (bn + pad);
+}
+
+class MatmulFamilyImpl final : public KernelFamily {
+ public:
+  MatmulFamilyImpl()
+      : space_(
+            {
+                {"bm", {32, 64, 128, 256}, "block tile rows (of C)"},
+                {"bn", {32, 64, 128, 256}, "block tile columns (of C)"},
+                {"bk", {8, 16, 32}, "K depth of one shared-memory step"},
+                {"tm", {1, 4, 8}, "register tile rows per thread"},
+                {"tn", {1, 4, 8}, "register tile columns per thread"},
+                {"vec", {1, 4}, "float4 global loads where K/N alignment allows"},
+                {"at", {0, 1}, "store the A tile transposed in shared memory"},
+                {"pad", {0, 4}, "floats of padding per shared-memory row"},
+                {"db", {0, 1}, "double-buffered shared memory with register prefetch"},
+                {"warp", {0, 1}, "warps as 4x8 blocks of thread tiles, columns spread"},
+                {"minb", {0, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
+            },
+            {
+                {"bm % tm == 0 and bn % tn == 0",
+                 [](const Params& p) {
+                   return Get(p, "bm") % Get(p, "tm") == 0 && Get(p, "bn") % Get(p, "tn") == 0;
+                 }},
+                {"tm and tn are both 1 or both at least 4",
+                 [](const Params& p) { return (Get(p, "tm") == 1) == (Get(p, "tn") == 1); }},
+                {"1x1 thread tiles only in the seed's 32x32x32 block tile",
+                 [](const Params& p) {
+                   return RegisterTiled(p) ||
+                          (Get(p, "bm") == 32 && Get(p, "bn") == 32 && Get(p, "bk") == 32);
+                 }},
+                {"register-tiled blocks have 128, 256 or 512 threads",
+                 [](const Params& p) {
+                   const int64_t t = Threads(p);
+                   return !RegisterTiled(p) || t == 128 || t == 256 || t == 512;
+                 }},
+                {"register-tiled blocks are at most twice as tall as wide or wide as tall",
+                 [](const Params& p) {
+                   return !RegisterTiled(p) ||
+                          (Get(p, "bm") <= 2 * Get(p, "bn") && Get(p, "bn") <= 2 * Get(p, "bm"));
+                 }},
+                {"register tiles load float4 (vec=4) into a transposed A tile (at=1)",
+                 [](const Params& p) {
+                   return !RegisterTiled(p) || (Get(p, "vec") == 4 && Get(p, "at") == 1);
+                 }},
+                {"bk x (bm + bn) <= 4096 floats per shared-memory stage",
+                 [](const Params& p) {
+                   return Get(p, "bk") * (Get(p, "bm") + Get(p, "bn")) <= 4096;
+                 }},
+                {"warp tiling (warp=1) needs whole 4x8 blocks of thread tiles",
+                 [](const Params& p) {
+                   const int64_t rows = Get(p, "bm") / Get(p, "tm");
+                   const int64_t cols = Get(p, "bn") / Get(p, "tn");
+                   return Get(p, "warp") == 0 || (rows % 4 == 0 && cols % 8 == 0);
+                 }},
+                {"minb x threads <= 512 (more caps registers below 128 per thread)",
+                 [](const Params& p) { return Get(p, "minb") * Threads(p) <= 512; }},
+            }) {}
+
+  std::string_view name() const override { return "matmul"; }
+  std::string_view description() const override {
+    return "f32 C = A * B, row-major, A MxK, B KxN, any M, N, K";
+  }
+  std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
+  std::string_view source() const override { return embedded::kMatmulSource; }
+  int space_version() const override { return 1; }
+  const Space& default_space() const override { return space_; }
+
+  // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
+  Params baseline() const override {
+    return {{"bm", 32}, {"bn", 32}, {"bk", 32}, {"tm", 1},   {"tn", 1},  {"vec", 1},
+            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}};
+  }
+
+  std::vector<std::string> Defines(const Params& params) const override {
+    return DefinesFromParams(params);
+  }
+
+  absl::Status ValidateShape(const Shape& shape) const override {
+    return ValidateDims(shape, dims(), {{0, 2}, {2, 1}, {0, 1}});
+  }
+
+  int64_t ThreadsPerBlock(const Params& params) const override { return Threads(params); }
+
+  int64_t SharedBytes(const Params& params) const override {
+    return (Get(params, "db") ? 2 : 1) * StageFloats(params) * 4;
+  }
+
+  LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {
+    LaunchGeometry geometry;
+    geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0], Get(params, "bm")) *
+                                              CeilDiv(shape[1], Get(params, "bn")));
+    geometry.block[0] = static_cast<uint32_t>(Threads(params));
+    geometry.dynamic_shared_bytes = static_cast<uint32_t>(SharedBytes(params));
+    return geometry;
+  }
+
+  LaunchGeometry ReferenceGeometry(const Shape& shape) const override {
+    LaunchGeometry geometry;
+    geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0] * shape[1], 256));
+    geometry.block[0] = 256;
+    return geometry;
+  }
+
+  double BytesMoved(const Shape& shape) const override {
+    const double m = static_cast<double>(shape[0]);
+    const double n = static_cast<double>(shape[1]);
+    const double k = static_cast<double>(shape[2]);
+    return (m * k + k * n + m * n) * 4.0;
+  }
+  double Flops(const Shape& shape) const override {
+    return 2.0 * static_cast<double>(shape[0]) * static_cast<double>(shape[1]) *
+           static_cast<double>(shape[2]);
+  }
+  bool memory_bound() const override { return false; }
+
+  BufferPlan Buffers(const Shape& shape) const override {
+    return {{shape[0] * shape[2], shape[2] * shape[1]}, shape[0] * shape[1]};
+  }
+  // f32 accumulation against a double reference: relative L2 error grows like 2^-24 sqrt(K).
+  Verification verification() const override { return {.exact = false, .max_rel_error = 1e-4}; }
+
+ private:
+  Space space_;
+};
+
+}  // namespace
+
+const KernelFamily& MatmulFamily() {
+  static const MatmulFamilyImpl* const family = new MatmulFamilyImpl();
+  return *family;
+}
+
+}  // namespace cutune::kernels

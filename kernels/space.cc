@@ -1,0 +1,105 @@
+// Search space: size, mixed-radix decoding, constraint checks and narrowing.
+#include "kernels/space.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace cutune::kernels {
+
+Space::Space(std::vector<Parameter> parameters, std::vector<Constraint> constraints)
+    : parameters_(std::move(parameters)), constraints_(std::move(constraints)) {}
+
+uint64_t Space::CartesianSize() const {
+  if (parameters_.empty()) return 0;
+  uint64_t size = 1;
+  for (const Parameter& parameter : parameters_) size *= parameter.values.size();
+  return size;
+}
+
+Params Space::At(uint64_t index) const {
+  Params params;
+  // Last parameter is the lowest digit, so the first one varies slowest.
+  for (auto it = parameters_.rbegin(); it != parameters_.rend(); ++it) {
+    const uint64_t radix = it->values.size();
+    if (radix == 0) continue;
+    params[it->name] = it->values[index % radix];
+    index /= radix;
+  }
+  return params;
+}
+
+std::optional<std::string> Space::Violation(const Params& params) const {
+  for (const Constraint& constraint : constraints_) {
+    if (!constraint.holds(params)) return constraint.text;
+  }
+  return std::nullopt;
+}
+
+absl::Status Space::Check(const Params& params, bool strict) const {
+  std::set<std::string> known;
+  for (const Parameter& parameter : parameters_) {
+    known.insert(parameter.name);
+    auto found = params.find(parameter.name);
+    if (found == params.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("missing parameter '", parameter.name, "'"));
+    }
+    if (strict && std::find(parameter.values.begin(), parameter.values.end(), found->second) ==
+                      parameter.values.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter ", parameter.name, "=", found->second,
+                       " is not in the space (values: ", absl::StrJoin(parameter.values, ","),
+                       ")"));
+    }
+  }
+  for (const auto& [name, value] : params) {
+    if (!known.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown parameter '", name,
+                                                     "' (known: ", absl::StrJoin(known, ","),
+                                                     ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Space> Space::Narrow(
+    const std::map<std::string, std::vector<int64_t>>& values) const {
+  std::vector<Parameter> narrowed = parameters_;
+  for (const auto& [name, wanted] : values) {
+    auto parameter = std::find_if(narrowed.begin(), narrowed.end(),
+                                  [&](const Parameter& p) { return p.name == name; });
+    if (parameter == narrowed.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("cannot narrow unknown parameter '", name,
+                                                     "'"));
+    }
+    if (wanted.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat("no values given for '", name, "'"));
+    }
+    std::vector<int64_t> kept;
+    for (int64_t value : wanted) {
+      if (std::find(parameter->values.begin(), parameter->values.end(), value) ==
+          parameter->values.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, "=", value, " is not in the space (values: ",
+                         absl::StrJoin(parameter->values, ","), ")"));
+      }
+      if (std::find(kept.begin(), kept.end(), value) == kept.end()) kept.push_back(value);
+    }
+    parameter->values = std::move(kept);
+  }
+  return Space(std::move(narrowed), constraints_);
+}
+
+void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const {
+  const uint64_t size = CartesianSize();
+  for (uint64_t index = 0; index < size; ++index) {
+    Params params = At(index);
+    if (!Violation(params)) fn(index, params);
+  }
+}
+
+}  // namespace cutune::kernels

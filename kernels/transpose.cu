@@ -1,0 +1,192 @@
+// Out-of-place f32 transpose: out[c][r] = in[r][c] for any rows x cols (row-major).
+//
+// Parameters arrive as -D defines (defaults: the seed's padded 32x32 shared-memory kernel):
+//   CT_SMEM     1: stage a TILE x TILE tile in shared memory; 0: the seed's naive kernel
+//   CT_TILE     tile edge in elements (16, 32, 64)
+//   CT_ROWS     block rows; each thread moves TILE/ROWS rows of VEC elements
+//   CT_VEC      elements per global load/store (1, 2, 4); vector accesses only where aligned and
+//               in bounds, scalar at the edges and when cols (loads) / rows (stores) % VEC != 0
+//   CT_PAD      extra columns per shared-memory row (0, 1) against bank conflicts
+//   CT_SWIZZLE  1: XOR-swizzled shared-memory columns instead of padding
+//   CT_MINB     __launch_bounds__ minimum blocks per SM (0: none)
+// Block: (TILE/VEC) x ROWS threads (naive: TILE x ROWS); grid: one block per tile, 1-D.
+// Signature: cutune_kernel(const float* in, float* out, int rows, int cols).
+// With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
+
+#ifndef CT_SMEM
+#define CT_SMEM 1
+#endif
+#ifndef CT_TILE
+#define CT_TILE 32
+#endif
+#ifndef CT_ROWS
+#define CT_ROWS 32
+#endif
+#ifndef CT_VEC
+#define CT_VEC 1
+#endif
+#ifndef CT_PAD
+#define CT_PAD 1
+#endif
+#ifndef CT_SWIZZLE
+#define CT_SWIZZLE 0
+#endif
+#ifndef CT_MINB
+#define CT_MINB 0
+#endif
+
+#ifndef CUTUNE_REFERENCE
+
+#if CT_TILE % CT_ROWS != 0 || CT_TILE % CT_VEC != 0
+#error "CT_TILE must be a multiple of CT_ROWS and CT_VEC"
+#endif
+#if CT_SWIZZLE && CT_PAD
+#error "CT_SWIZZLE and CT_PAD exclude each other"
+#endif
+#if !CT_SMEM && CT_VEC != 1
+#error "the naive kernel moves one element per access (CT_VEC=1)"
+#endif
+
+#define CT_THREADS ((CT_TILE / CT_VEC) * CT_ROWS)
+#if CT_MINB > 0
+#define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
+#else
+#define CT_BOUNDS __launch_bounds__(CT_THREADS)
+#endif
+
+namespace {
+
+// Shared-memory word of tile element (r, c). The swizzle permutes the columns of each row by
+// XOR with the row, so a column read by consecutive rows hits distinct banks without padding.
+__device__ __forceinline__ int TileIndex(int r, int c) {
+#if CT_SWIZZLE
+  constexpr int kMask = (CT_TILE < 32 ? CT_TILE : 32) - 1;
+  return r * CT_TILE + (c ^ (r & kMask));
+#else
+  return r * (CT_TILE + CT_PAD) + c;
+#endif
+}
+
+__device__ __forceinline__ bool Aligned(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & (CT_VEC * sizeof(float) - 1)) == 0;
+}
+
+// Reads VEC consecutive floats starting at column c of a row holding n; zero beyond n.
+__device__ __forceinline__ void LoadVec(const float* __restrict__ src, int c, int n, bool vec_ok,
+                                        float (&v)[CT_VEC]) {
+#if CT_VEC == 4
+  if (vec_ok && c + 4 <= n) {
+    const float4 x = *reinterpret_cast<const float4*>(src);
+    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;
+    return;
+  }
+#elif CT_VEC == 2
+  if (vec_ok && c + 2 <= n) {
+    const float2 x = *reinterpret_cast<const float2*>(src);
+    v[0] = x.x; v[1] = x.y;
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < CT_VEC; ++i) v[i] = c + i < n ? src[i] : 0.0f;
+}
+
+// Writes VEC consecutive floats starting at column c of a row holding n; nothing beyond n.
+__device__ __forceinline__ void StoreVec(float* __restrict__ dst, int c, int n, bool vec_ok,
+                                         const float (&v)[CT_VEC]) {
+#if CT_VEC == 4
+  if (vec_ok && c + 4 <= n) {
+    *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
+#elif CT_VEC == 2
+  if (vec_ok && c + 2 <= n) {
+    *reinterpret_cast<float2*>(dst) = make_float2(v[0], v[1]);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < CT_VEC; ++i) {
+    if (c + i < n) dst[i] = v[i];
+  }
+}
+
+}  // namespace
+
+extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ in,
+                                                    float* __restrict__ out, int rows, int cols) {
+  // Tiles are numbered row-major over the input; a 1-D grid has room for any shape whose
+  // element count fits the family's limit.
+  const int tiles_x = (cols + CT_TILE - 1) / CT_TILE;
+  const int tile_col = blockIdx.x % tiles_x;
+  const int tile_row = blockIdx.x / tiles_x;
+  const int tx = threadIdx.x;
+  const int ty = threadIdx.y;
+
+#if CT_SMEM
+  __shared__ float tile[CT_TILE * (CT_TILE + CT_PAD)];
+
+  // Load: rows of the input tile, coalesced along the input row.
+  {
+    const int c = tile_col * CT_TILE + tx * CT_VEC;
+    const bool vec_ok = CT_VEC > 1 && cols % CT_VEC == 0 && Aligned(in);
+#pragma unroll
+    for (int j = 0; j < CT_TILE / CT_ROWS; ++j) {
+      const int r_local = ty + j * CT_ROWS;
+      const int r = tile_row * CT_TILE + r_local;
+      float v[CT_VEC];
+      if (r < rows) {
+        LoadVec(in + static_cast<long long>(r) * cols + c, c, cols, vec_ok, v);
+      } else {
+#pragma unroll
+        for (int i = 0; i < CT_VEC; ++i) v[i] = 0.0f;
+      }
+#pragma unroll
+      for (int i = 0; i < CT_VEC; ++i) tile[TileIndex(r_local, tx * CT_VEC + i)] = v[i];
+    }
+  }
+  __syncthreads();
+  // Store: rows of the output tile (columns of the input tile), coalesced along the output row.
+  {
+    const int oc = tile_row * CT_TILE + tx * CT_VEC;
+    const bool vec_ok = CT_VEC > 1 && rows % CT_VEC == 0 && Aligned(out);
+#pragma unroll
+    for (int j = 0; j < CT_TILE / CT_ROWS; ++j) {
+      const int c_local = ty + j * CT_ROWS;
+      const int orow = tile_col * CT_TILE + c_local;
+      if (orow < cols) {
+        float v[CT_VEC];
+#pragma unroll
+        for (int i = 0; i < CT_VEC; ++i) v[i] = tile[TileIndex(tx * CT_VEC + i, c_local)];
+        StoreVec(out + static_cast<long long>(orow) * rows + oc, oc, rows, vec_ok, v);
+      }
+    }
+  }
+#else
+  // The seed's naive kernel: coalesced reads, writes strided by `rows`.
+  const int c = tile_col * CT_TILE + tx;
+#pragma unroll
+  for (int j = 0; j < CT_TILE / CT_ROWS; ++j) {
+    const int r = tile_row * CT_TILE + ty + j * CT_ROWS;
+    if (r < rows && c < cols) {
+      out[static_cast<long long>(c) * rows + r] = in[static_cast<long long>(r) * cols + c];
+    }
+  }
+#endif
+}
+
+#else  // CUTUNE_REFERENCE
+
+// Trusted reference: one element per thread iteration, no tiling, no tricks.
+extern "C" __global__ void cutune_reference(const float* in, float* out, int rows, int cols) {
+  const long long n = static_cast<long long>(rows) * cols;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    const long long r = i / cols;
+    const long long c = i % cols;
+    out[c * rows + r] = in[i];
+  }
+}
+
+#endif  // CUTUNE_REFERENCE

@@ -1,0 +1,283 @@
+// Kernel families without a GPU: registry, spaces, geometry on odd shapes, pruning, shapes,
+// source hashes and device limit tables.
+#include "kernels/family.h"
+
+#include <cstdio>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cutune::kernels {
+namespace {
+
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+DeviceLimits Limits(std::string_view arch) {
+  absl::StatusOr<DeviceLimits> limits = DeviceLimits::ForArch(arch);
+  EXPECT_TRUE(limits.ok()) << limits.status();
+  return *limits;
+}
+
+uint64_t ValidCount(const Space& space) {
+  uint64_t count = 0;
+  space.ForEachValid([&](uint64_t, const Params&) { ++count; });
+  return count;
+}
+
+TEST(RegistryTest, FindsFamiliesByNameAndListsThemWhenUnknown) {
+  ASSERT_NE(FindFamily("transpose"), nullptr);
+  ASSERT_NE(FindFamily("matmul"), nullptr);
+  EXPECT_EQ(FindFamily("conv"), nullptr);
+  EXPECT_EQ(AllFamilies().size(), 2u);
+  absl::StatusOr<const KernelFamily*> found = GetFamily("matmul");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ((*found)->name(), "matmul");
+  absl::StatusOr<const KernelFamily*> missing = GetFamily("conv");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("unknown kernel family 'conv'"));
+  EXPECT_THAT(missing.status().message(), HasSubstr("transpose, matmul"));
+}
+
+TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
+  for (const KernelFamily* family : AllFamilies()) {
+    const Space& space = family->default_space();
+    const uint64_t valid = ValidCount(space);
+    std::printf("%s: %llu cartesian, %llu valid\n", std::string(family->name()).c_str(),
+                static_cast<unsigned long long>(space.CartesianSize()),
+                static_cast<unsigned long long>(valid));
+    EXPECT_TRUE(space.Check(family->baseline(), /*strict=*/true).ok()) << family->name();
+    EXPECT_EQ(space.Violation(family->baseline()), std::nullopt) << family->name();
+    EXPECT_EQ(family->Defines(family->baseline()).size(), space.parameters().size());
+  }
+  // The sweep-speed target is 400 transpose candidates; matmul stays a few hundred.
+  EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 405u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 576u);
+  EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
+              ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
+  EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
+}
+
+TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
+  const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
+                            {"pad", 0},  {"swizzle", 1}, {"minb", 0}};
+  EXPECT_EQ(TransposeFamily().default_space().Violation(transpose), std::nullopt);
+  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},   {"tm", 8},   {"tn", 8},  {"vec", 4},
+                         {"at", 1},   {"pad", 4},  {"db", 1},   {"warp", 1}, {"minb", 2}};
+  EXPECT_EQ(MatmulFamily().default_space().Violation(matmul), std::nullopt);
+}
+
+TEST(DefaultSpaceTest, ConstraintTextExplainsRejections) {
+  Params params = TransposeFamily().baseline();
+  params["rows"] = 64;
+  EXPECT_THAT(TransposeFamily().default_space().Violation(params),
+              Optional(std::string("tile % rows == 0")));
+  params = TransposeFamily().baseline();
+  params["swizzle"] = 1;
+  EXPECT_THAT(TransposeFamily().default_space().Violation(params),
+              Optional(std::string("pad and swizzle exclude each other")));
+  params = MatmulFamily().baseline();
+  params["tm"] = 4;
+  EXPECT_THAT(MatmulFamily().default_space().Violation(params),
+              Optional(std::string("tm and tn are both 1 or both at least 4")));
+}
+
+// Replays the kernels' 1-D tile numbering and checks that the blocks cover every element once.
+void ExpectTilesCover(int64_t rows, int64_t cols, int64_t tile_rows, int64_t tile_cols,
+                      uint64_t grid, const std::string& what) {
+  const int64_t tiles_x = CeilDiv(cols, tile_cols);
+  const int64_t tiles_y = CeilDiv(rows, tile_rows);
+  ASSERT_EQ(grid, static_cast<uint64_t>(tiles_x * tiles_y)) << what;
+  std::set<std::pair<int64_t, int64_t>> seen;
+  for (uint64_t block = 0; block < grid; ++block) {
+    const int64_t tile_col = static_cast<int64_t>(block) % tiles_x;
+    const int64_t tile_row = static_cast<int64_t>(block) / tiles_x;
+    ASSERT_LT(tile_row * tile_rows, rows) << what;
+    ASSERT_LT(tile_col * tile_cols, cols) << what;
+    ASSERT_TRUE(seen.emplace(tile_row, tile_col).second) << what;
+  }
+  EXPECT_GE(tiles_y * tile_rows, rows) << what;
+  EXPECT_GE(tiles_x * tile_cols, cols) << what;
+}
+
+TEST(GeometryTest, TransposeCoversOddShapes) {
+  const KernelFamily& family = TransposeFamily();
+  for (const Shape& shape : {Shape{8191, 4097}, Shape{1, 1}, Shape{1, 4099}, Shape{4099, 3}}) {
+    family.default_space().ForEachValid([&](uint64_t, const Params& p) {
+      const LaunchGeometry g = family.Geometry(p, shape);
+      const std::string what = FormatParams(p) + " " + FormatShape(shape);
+      EXPECT_EQ(g.ThreadsPerBlock(), static_cast<uint64_t>(family.ThreadsPerBlock(p))) << what;
+      // Each thread moves vec columns of tile/rows rows: the block spans the tile exactly.
+      EXPECT_EQ(g.block[0] * p.at("vec"), static_cast<uint64_t>(p.at("tile"))) << what;
+      EXPECT_EQ(g.block[1] * (p.at("tile") / p.at("rows")), static_cast<uint64_t>(p.at("tile")));
+      EXPECT_EQ(g.dynamic_shared_bytes, 0u);
+      ExpectTilesCover(shape[0], shape[1], p.at("tile"), p.at("tile"), g.grid[0], what);
+    });
+    const LaunchGeometry reference = family.ReferenceGeometry(shape);
+    EXPECT_GE(reference.grid[0] * reference.ThreadsPerBlock(),
+              static_cast<uint64_t>(shape[0] * shape[1]));
+  }
+}
+
+TEST(GeometryTest, MatmulCoversOddShapes) {
+  const KernelFamily& family = MatmulFamily();
+  for (const Shape& shape : {Shape{1000, 1000, 77}, Shape{4097, 1023, 777}, Shape{1, 1, 1}}) {
+    family.default_space().ForEachValid([&](uint64_t, const Params& p) {
+      const LaunchGeometry g = family.Geometry(p, shape);
+      const std::string what = FormatParams(p) + " " + FormatShape(shape);
+      EXPECT_EQ(g.ThreadsPerBlock(),
+                static_cast<uint64_t>((p.at("bm") / p.at("tm")) * (p.at("bn") / p.at("tn"))))
+          << what;
+      EXPECT_EQ(g.dynamic_shared_bytes, static_cast<uint32_t>(family.SharedBytes(p))) << what;
+      ExpectTilesCover(shape[0], shape[1], p.at("bm"), p.at("bn"), g.grid[0], what);
+    });
+  }
+  // The seed's kernel: 32x32 threads, A and B tiles of 32x32 floats.
+  const LaunchGeometry seed = family.Geometry(family.baseline(), {4096, 4096, 4096});
+  EXPECT_EQ(seed.ThreadsPerBlock(), 1024u);
+  EXPECT_EQ(seed.grid[0], 128u * 128u);
+  EXPECT_EQ(seed.dynamic_shared_bytes, 2u * 32 * 32 * 4);
+}
+
+TEST(PruneTest, ThreadsAndSharedMemoryAgainstTheArchitecture) {
+  Params too_many = TransposeFamily().baseline();
+  too_many["tile"] = 64;  // 64 x 32 threads
+  EXPECT_THAT(TransposeFamily().PruneForDevice(too_many, Limits("sm_90")),
+              Optional(HasSubstr("2048 threads per block exceed the device limit of 1024")));
+  EXPECT_EQ(TransposeFamily().PruneForDevice(TransposeFamily().baseline(), Limits("sm_90")),
+            std::nullopt);
+
+  // 2 stages x 48 x (256 + 256) floats = 196608 bytes: fits sm_90 (227 KB), not sm_80 (163 KB).
+  Params big = MatmulFamily().baseline();
+  big.insert_or_assign("bm", 256);
+  big.insert_or_assign("bn", 256);
+  big.insert_or_assign("bk", 48);
+  big.insert_or_assign("tm", 16);
+  big.insert_or_assign("tn", 16);
+  big.insert_or_assign("at", 1);
+  big.insert_or_assign("db", 1);
+  EXPECT_EQ(MatmulFamily().SharedBytes(big), 196608);
+  EXPECT_EQ(MatmulFamily().PruneForDevice(big, Limits("sm_90")), std::nullopt);
+  EXPECT_THAT(MatmulFamily().PruneForDevice(big, Limits("sm_80")),
+              Optional(HasSubstr("196608 bytes of shared memory per block exceed the opt-in "
+                                 "limit of 166912 on sm_80")));
+  EXPECT_THAT(MatmulFamily().PruneForDevice(big, Limits("sm_86")),
+              Optional(HasSubstr("limit of 101376 on sm_86")));
+}
+
+TEST(PruneTest, CompiledRegistersAndSharedMemory) {
+  const KernelFamily& family = MatmulFamily();
+  Params p = {{"bm", 256}, {"bn", 128}, {"bk", 8},   {"tm", 8},   {"tn", 8},  {"vec", 4},
+              {"at", 1},   {"pad", 4},  {"db", 1},   {"warp", 1}, {"minb", 0}};
+  ASSERT_EQ(family.ThreadsPerBlock(p), 512);
+  const DeviceLimits sm90 = Limits("sm_90");
+  ResourceUsage usage;
+  usage.registers = 128;  // 128 x 512 = 65536: exactly the limit
+  EXPECT_EQ(family.PruneCompiled(p, usage, sm90), std::nullopt);
+  usage.registers = 122;  // allocated in units of 8 per thread: 128
+  EXPECT_EQ(family.PruneCompiled(p, usage, sm90), std::nullopt);
+  usage.registers = 130;  // allocated as 136 x 512 = 69632
+  EXPECT_THAT(family.PruneCompiled(p, usage, sm90),
+              Optional(HasSubstr("130 registers x 512 threads (69632 allocated) exceed the limit "
+                                 "of 65536 registers per block on sm_90")));
+  usage.registers = 256;
+  EXPECT_THAT(family.PruneCompiled(p, usage, sm90),
+              Optional(HasSubstr("256 registers per thread exceed the limit of 255")));
+  usage.registers = 32;
+  usage.static_shared_bytes = 200 * 1024;
+  EXPECT_EQ(family.PruneCompiled(p, usage, sm90), std::nullopt);
+  EXPECT_THAT(family.PruneCompiled(p, usage, Limits("sm_80")),
+              Optional(HasSubstr("204800 bytes of shared memory per block exceed")));
+}
+
+TEST(ShapeTest, ValidateShapeNamesTheProblem) {
+  const KernelFamily& transpose = TransposeFamily();
+  const KernelFamily& matmul = MatmulFamily();
+  EXPECT_TRUE(transpose.ValidateShape({8191, 4097}).ok());
+  EXPECT_TRUE(matmul.ValidateShape({4097, 1023, 777}).ok());
+  EXPECT_TRUE(transpose.ValidateShape({1, int64_t{1} << 30}).ok());
+  EXPECT_TRUE(transpose.ValidateShape({2, int64_t{1} << 30}).ok());  // exactly 2^31 elements
+
+  const std::vector<std::pair<Shape, std::string>> bad_transpose = {
+      {{4096}, "expected 2 dimensions (rows, cols), got 1"},
+      {{4096, 4096, 1}, "expected 2 dimensions"},
+      {{0, 5}, "dimension rows must be positive, got 0"},
+      {{5, -3}, "dimension cols must be positive, got -3"},
+      {{1, (int64_t{1} << 30) + 1}, "dimension cols=1073741825 exceeds the limit of 2^30"},
+      {{3, int64_t{1} << 30}, "has more than 2^31 elements"},
+  };
+  for (const auto& [shape, message] : bad_transpose) {
+    absl::Status status = transpose.ValidateShape(shape);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << FormatShape(shape);
+    EXPECT_THAT(status.message(), HasSubstr(message)) << FormatShape(shape);
+  }
+  absl::Status rank = matmul.ValidateShape({64, 64});
+  EXPECT_THAT(rank.message(), HasSubstr("expected 3 dimensions (M, N, K), got 2"));
+  absl::Status a_too_big = matmul.ValidateShape({65536, 16, 65536});
+  EXPECT_EQ(a_too_big.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(a_too_big.message(), HasSubstr("matrix MxK = 65536x65536"));
+  absl::Status b_too_big = matmul.ValidateShape({16, 65536, 65536});
+  EXPECT_THAT(b_too_big.message(), HasSubstr("matrix KxN = 65536x65536"));
+}
+
+TEST(WorkTest, BytesFlopsAndBuffers) {
+  EXPECT_EQ(TransposeFamily().BytesMoved({8192, 4096}), 2.0 * 8192 * 4096 * 4);
+  EXPECT_EQ(TransposeFamily().Flops({8192, 4096}), 0);
+  EXPECT_TRUE(TransposeFamily().memory_bound());
+  EXPECT_TRUE(TransposeFamily().verification().exact);
+  EXPECT_EQ(MatmulFamily().BytesMoved({100, 200, 300}), (100.0 * 300 + 300 * 200 + 100 * 200) * 4);
+  EXPECT_EQ(MatmulFamily().Flops({100, 200, 300}), 2.0 * 100 * 200 * 300);
+  EXPECT_FALSE(MatmulFamily().memory_bound());
+  EXPECT_FALSE(MatmulFamily().verification().exact);
+  EXPECT_GT(MatmulFamily().verification().max_rel_error, 0);
+  const BufferPlan plan = MatmulFamily().Buffers({100, 200, 300});
+  EXPECT_THAT(plan.inputs, ::testing::ElementsAre(100 * 300, 300 * 200));
+  EXPECT_EQ(plan.output, 100 * 200);
+  EXPECT_THAT(TransposeFamily().Buffers({7, 9}).inputs, ::testing::ElementsAre(63));
+}
+
+TEST(SourceTest, HashesAreStableAndDistinct) {
+  const std::string transpose = TransposeFamily().source_hash();
+  EXPECT_EQ(transpose, TransposeFamily().source_hash());
+  EXPECT_EQ(transpose.size(), 64u);
+  EXPECT_NE(transpose, MatmulFamily().source_hash());
+  for (const KernelFamily* family : AllFamilies()) {
+    EXPECT_THAT(std::string(family->source()), HasSubstr("extern \"C\" __global__ void"));
+    EXPECT_THAT(std::string(family->source()), HasSubstr(std::string(KernelFamily::kKernelName)));
+    EXPECT_THAT(std::string(family->source()),
+                HasSubstr(std::string(KernelFamily::kReferenceName)));
+    EXPECT_THAT(std::string(family->source()), HasSubstr("#ifndef CUTUNE_REFERENCE"));
+  }
+  EXPECT_THAT(std::string(SupportSource()), HasSubstr(std::string(kFillName)));
+  EXPECT_THAT(std::string(SupportSource()), HasSubstr(std::string(kCompareName)));
+}
+
+TEST(DeviceLimitsTest, KnownArchitectures) {
+  EXPECT_EQ(Limits("sm_90").max_shared_per_block_optin, 227 * 1024);
+  EXPECT_EQ(Limits("sm_90").max_shared_per_sm, 228 * 1024);
+  EXPECT_EQ(Limits("sm_90").sm_count, 132);
+  EXPECT_EQ(Limits("sm_80").max_shared_per_block_optin, 163 * 1024);
+  EXPECT_EQ(Limits("sm_86").max_shared_per_block_optin, 99 * 1024);
+  EXPECT_EQ(Limits("sm_89").max_shared_per_block_optin, 99 * 1024);
+  EXPECT_EQ(Limits("sm_75").max_shared_per_block_optin, 64 * 1024);
+  EXPECT_EQ(Limits("sm_70").max_shared_per_block_optin, 96 * 1024);
+  for (const char* arch : {"sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90"}) {
+    const DeviceLimits limits = Limits(arch);
+    EXPECT_EQ(limits.Arch(), arch);
+    EXPECT_EQ(limits.max_registers_per_block, 65536);
+    EXPECT_EQ(limits.max_threads_per_block, 1024);
+  }
+  absl::StatusOr<DeviceLimits> unknown = DeviceLimits::ForArch("sm_42");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("sm_90"));
+  EXPECT_EQ(DeviceLimits::ForArch("gfx90a").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DeviceLimits::ForArch("sm_").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace cutune::kernels

@@ -1,0 +1,105 @@
+// Space: size without expansion, mixed-radix decoding, checks, narrowing, constraint text.
+#include "kernels/space.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cutune::kernels {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Optional;
+
+Space SmallSpace() {
+  return Space({{"a", {1, 2, 3}, ""}, {"b", {10, 20}, ""}, {"c", {5, 6, 7, 8}, ""}},
+               {{"a + c is even", [](const Params& p) { return (p.at("a") + p.at("c")) % 2 == 0; }},
+                {"b != 20 when a == 3",
+                 [](const Params& p) { return !(p.at("a") == 3 && p.at("b") == 20); }}});
+}
+
+TEST(SpaceTest, CartesianSizeIsTheProductWithoutExpanding) {
+  std::vector<Parameter> parameters;
+  for (int i = 0; i < 12; ++i) {
+    parameters.push_back({"p" + std::to_string(i), {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, ""});
+  }
+  const Space huge(parameters, {});
+  EXPECT_EQ(huge.CartesianSize(), 1000000000000ull);
+  // Decoding the last candidate is as cheap as the first.
+  const Params last = huge.At(huge.CartesianSize() - 1);
+  for (const auto& [name, value] : last) EXPECT_EQ(value, 9) << name;
+  EXPECT_EQ(SmallSpace().CartesianSize(), 24u);
+  EXPECT_EQ(Space().CartesianSize(), 0u);
+}
+
+TEST(SpaceTest, AtDecodesMixedRadixFirstParameterSlowest) {
+  const Space space = SmallSpace();
+  EXPECT_EQ(space.At(0), (Params{{"a", 1}, {"b", 10}, {"c", 5}}));
+  EXPECT_EQ(space.At(1), (Params{{"a", 1}, {"b", 10}, {"c", 6}}));
+  EXPECT_EQ(space.At(4), (Params{{"a", 1}, {"b", 20}, {"c", 5}}));
+  EXPECT_EQ(space.At(8), (Params{{"a", 2}, {"b", 10}, {"c", 5}}));
+  // index = ((a_i * 2) + b_i) * 4 + c_i
+  EXPECT_EQ(space.At((2 * 2 + 1) * 4 + 3), (Params{{"a", 3}, {"b", 20}, {"c", 8}}));
+}
+
+TEST(SpaceTest, ViolationNamesTheFirstBrokenConstraint) {
+  const Space space = SmallSpace();
+  EXPECT_EQ(space.Violation({{"a", 1}, {"b", 10}, {"c", 5}}), std::nullopt);
+  EXPECT_THAT(space.Violation({{"a", 1}, {"b", 10}, {"c", 6}}), Optional(std::string("a + c is even")));
+  EXPECT_THAT(space.Violation({{"a", 3}, {"b", 20}, {"c", 5}}),
+              Optional(std::string("b != 20 when a == 3")));
+}
+
+TEST(SpaceTest, CheckReportsMissingUnknownAndForeignValues) {
+  const Space space = SmallSpace();
+  EXPECT_TRUE(space.Check({{"a", 1}, {"b", 10}, {"c", 5}}, true).ok());
+  absl::Status missing = space.Check({{"a", 1}, {"b", 10}}, false);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.message(), HasSubstr("missing parameter 'c'"));
+  absl::Status unknown = space.Check({{"a", 1}, {"b", 10}, {"c", 5}, {"d", 1}}, false);
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.message(), HasSubstr("unknown parameter 'd'"));
+  // A value outside the list is fine unless strict.
+  EXPECT_TRUE(space.Check({{"a", 4}, {"b", 10}, {"c", 5}}, false).ok());
+  absl::Status foreign = space.Check({{"a", 4}, {"b", 10}, {"c", 5}}, true);
+  EXPECT_EQ(foreign.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(foreign.message(), HasSubstr("a=4 is not in the space (values: 1,2,3)"));
+}
+
+TEST(SpaceTest, NarrowRestrictsValuesAndRejectsUnknowns) {
+  const Space space = SmallSpace();
+  absl::StatusOr<Space> narrowed = space.Narrow({{"a", {3, 1}}, {"c", {8}}});
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+  EXPECT_EQ(narrowed->CartesianSize(), 4u);
+  EXPECT_EQ(narrowed->At(0), (Params{{"a", 3}, {"b", 10}, {"c", 8}}));
+  EXPECT_EQ(narrowed->constraints().size(), 2u);
+
+  absl::StatusOr<Space> unknown = space.Narrow({{"z", {1}}});
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("unknown parameter 'z'"));
+  absl::StatusOr<Space> foreign = space.Narrow({{"b", {30}}});
+  EXPECT_EQ(foreign.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(foreign.status().message(), HasSubstr("b=30 is not in the space"));
+  absl::StatusOr<Space> empty = space.Narrow({{"b", {}}});
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SpaceTest, ForEachValidVisitsValidCandidatesInIndexOrder) {
+  const Space space = SmallSpace();
+  std::vector<uint64_t> indices;
+  space.ForEachValid([&](uint64_t index, const Params& params) {
+    EXPECT_EQ(params, space.At(index));
+    EXPECT_EQ(space.Violation(params), std::nullopt);
+    indices.push_back(index);
+  });
+  uint64_t expected = 0;
+  for (uint64_t i = 0; i < space.CartesianSize(); ++i) expected += !space.Violation(space.At(i));
+  EXPECT_EQ(indices.size(), expected);
+  EXPECT_EQ(indices.size(), 10u);  // a=1,2: 2 of 4 c values x 2 b; a=3: 2 c values x b=10
+  EXPECT_TRUE(std::is_sorted(indices.begin(), indices.end()));
+}
+
+}  // namespace
+}  // namespace cutune::kernels
