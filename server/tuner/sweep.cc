@@ -94,6 +94,17 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   const kernels::Space& space = options.space ? *options.space : family.default_space();
   auto selection = SelectCandidates(space, options.strategy, options.seed);
   if (!selection.ok()) return selection.status();
+  if (!options.candidates.empty()) {
+    for (const Params& params : options.candidates) {
+      if (auto s = space.Check(params, /*strict=*/false); !s.ok()) return s;
+      if (auto why = space.Violation(params)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("candidate ", FormatParams(params), " breaks a constraint: ", *why));
+      }
+    }
+    selection->candidates = options.candidates;
+    selection->invalid = 0;
+  }
 
   auto info = worker_.Start();
   if (!info.ok()) return info.status();

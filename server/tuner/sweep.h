@@ -34,6 +34,9 @@ struct SweepOptions {
   Shape shape;
   DType dtype = DType::kF32;
   std::optional<kernels::Space> space;  // default: the family's default space
+  // An explicit candidate list (e.g. the best configurations of another shape): replaces the
+  // strategy's selection; each must obey the space's constraints.
+  std::vector<Params> candidates;
   std::string strategy = "brute_force";  // "brute_force" | "random"
   int max_evaluations = 0;               // 0: no limit
   double max_seconds = 0;                // 0: no limit

@@ -20,14 +20,6 @@ using cuda::CheckCu;
 
 const cuda::DriverApi& Api() { return **cuda::Driver(); }
 
-wpb::Geometry ToProto(const LaunchGeometry& g) {
-  wpb::Geometry out;
-  for (uint32_t v : g.grid) out.add_grid(v);
-  for (uint32_t v : g.block) out.add_block(v);
-  out.set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-  return out;
-}
-
 LaunchGeometry FromProto(const wpb::Geometry& g) {
   LaunchGeometry out;
   for (int i = 0; i < 3; ++i) {
@@ -370,10 +362,10 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
   if (run.verify()) {
     CUdeviceptr scratch = compare_scratch_.get();
     api.cuMemsetD32Async(scratch, 0, compare_scratch_.bytes() / 4, stream_.get());
-    CUdeviceptr ref = problem_->reference.get();
+    CUdeviceptr output = out, ref = problem_->reference.get();
     long long count = n;
     CUdeviceptr sums = scratch, max_bits = scratch + 16, nonfinite = scratch + 24;
-    void* args[] = {&out, &ref, &count, &sums, &max_bits, &nonfinite};
+    void* args[] = {&output, &ref, &count, &sums, &max_bits, &nonfinite};
     LaunchGeometry g = Linear(n);
     auto s = CheckCu(api.cuLaunchKernel(compare_, g.grid[0], 1, 1, g.block[0], 1, 1, 0,
                                         stream_.get(), args, nullptr),
