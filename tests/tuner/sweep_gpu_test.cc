@@ -1,0 +1,130 @@
+// Sweeps on a real GPU (label gpu): deliberate faults inside one sweep, and every candidate of
+// both families verified on shapes that are not multiples of any tile.
+#include <map>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/compiler/pool.h"
+#include "server/tuner/sweep.h"
+#include "tests/tuner/fault_family.h"
+
+namespace cutune::tuner {
+namespace {
+
+class SweepGpuTest : public ::testing::Test {
+ protected:
+  SweepGpuTest() : pool_(compiler_), worker_({}), sweeper_(pool_, worker_) {}
+
+  SweepResult Sweep(SweepOptions options) {
+    auto result = sweeper_.Run(options, nullptr);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? std::move(*result) : SweepResult{};
+  }
+
+  static std::map<Outcome, int> Counts(const SweepResult& r) {
+    std::map<Outcome, int> counts;
+    for (const Measurement& m : r.rows) ++counts[m.outcome];
+    return counts;
+  }
+
+  compiler::CachingCompiler compiler_;
+  compiler::CompilePool pool_;
+  worker::WorkerProcess worker_;
+  Sweeper sweeper_;
+};
+
+TEST_F(SweepGpuTest, FaultsHangsAndRefusalsDoNotStopTheSweep) {
+  SweepOptions options;
+  options.family = &testing::FaultFamily();
+  options.shape = {2048, 1024};
+  options.candidate_timeout = std::chrono::milliseconds(3000);
+  SweepResult r = Sweep(options);
+  ASSERT_EQ(r.rows.size(), 6u);
+  std::map<int64_t, const Measurement*> by_mode;
+  for (const Measurement& m : r.rows) by_mode[m.params.at("mode")] = &m;
+  for (const auto& [mode, m] : by_mode) {
+    std::cout << "mode " << mode << ": " << OutcomeName(m->outcome) << " " << m->timing.median_us
+              << " us  " << m->detail << "\n";
+  }
+  EXPECT_EQ(by_mode[testing::kFast]->outcome, Outcome::kOk);
+  EXPECT_EQ(by_mode[testing::kSlow]->outcome, Outcome::kOk);
+  EXPECT_EQ(by_mode[testing::kIllegalAddress]->outcome, Outcome::kFault);
+  EXPECT_EQ(by_mode[testing::kHang]->outcome, Outcome::kTimeout);
+  EXPECT_EQ(by_mode[testing::kTooManyRegisters]->outcome, Outcome::kOutOfResources);
+  EXPECT_EQ(by_mode[testing::kWrongAnswer]->outcome, Outcome::kWrongAnswer);
+  ASSERT_TRUE(r.winner.has_value());
+  EXPECT_EQ(r.rows[*r.winner].params.at("mode"), testing::kFast);
+  // The fault and the hang each cost a worker; the refused launch must not.
+  EXPECT_EQ(r.worker_restarts, 2);
+}
+
+TEST_F(SweepGpuTest, EveryTransposeCandidateIsRightOnAnOddShape) {
+  SweepOptions options;
+  options.family = &kernels::TransposeFamily();
+  options.shape = {1023, 769};
+  options.timing.min_samples = 3;
+  options.timing.max_samples = 5;
+  SweepResult r = Sweep(options);
+  auto counts = Counts(r);
+  EXPECT_GT(counts[Outcome::kOk], 300);
+  EXPECT_EQ(counts[Outcome::kWrongAnswer], 0);
+  EXPECT_EQ(counts[Outcome::kFault], 0);
+  EXPECT_EQ(counts[Outcome::kCompileFailed], 0);
+  for (const Measurement& m : r.rows) {
+    EXPECT_NE(m.outcome, Outcome::kWrongAnswer) << FormatParams(m.params) << ": " << m.detail;
+  }
+}
+
+TEST_F(SweepGpuTest, TransposeOnALargeOddShape) {
+  SweepOptions options;
+  options.family = &kernels::TransposeFamily();
+  options.shape = {8191, 4097};
+  options.strategy = "random";
+  options.max_evaluations = 80;
+  SweepResult r = Sweep(options);
+  auto counts = Counts(r);
+  EXPECT_EQ(counts[Outcome::kWrongAnswer], 0);
+  EXPECT_EQ(counts[Outcome::kFault], 0);
+  EXPECT_GT(counts[Outcome::kOk], 40);
+}
+
+TEST_F(SweepGpuTest, EveryMatmulCandidateIsRightOnOddShapes) {
+  for (Shape shape : {Shape{1000, 1000, 77}, Shape{4097, 1023, 777}, Shape{1, 1, 1}, Shape{33, 65, 17}}) {
+    SweepOptions options;
+    options.family = &kernels::MatmulFamily();
+    options.shape = shape;
+    options.timing.min_samples = 3;
+    options.timing.max_samples = 5;
+    if (shape[0] > 1000) {
+      options.strategy = "random";
+      options.max_evaluations = 120;
+    }
+    SweepResult r = Sweep(options);
+    auto counts = Counts(r);
+    EXPECT_EQ(counts[Outcome::kWrongAnswer], 0) << FormatShape(shape);
+    EXPECT_EQ(counts[Outcome::kFault], 0) << FormatShape(shape);
+    EXPECT_EQ(counts[Outcome::kCompileFailed], 0) << FormatShape(shape);
+    EXPECT_GT(counts[Outcome::kOk], 50) << FormatShape(shape);
+    for (const Measurement& m : r.rows) {
+      if (m.outcome == Outcome::kWrongAnswer || m.outcome == Outcome::kFault) {
+        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
+      }
+    }
+  }
+}
+
+TEST_F(SweepGpuTest, ReferenceFiguresAreMeasured) {
+  SweepOptions options;
+  options.family = &kernels::MatmulFamily();
+  options.shape = {2048, 2048, 2048};
+  options.candidates = {kernels::MatmulFamily().baseline()};
+  SweepResult r = Sweep(options);
+  EXPECT_THAT(r.reference_name, ::testing::HasSubstr("cuBLAS"));
+  EXPECT_GT(r.reference_us, 0);
+  ASSERT_TRUE(r.winner);
+  EXPECT_GT(r.rows[*r.winner].percent_of_reference, 1);
+  EXPECT_LT(r.rows[*r.winner].percent_of_reference, 200);
+}
+
+}  // namespace
+}  // namespace cutune::tuner
