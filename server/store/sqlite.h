@@ -64,6 +64,8 @@ class Stmt {
   absl::StatusOr<bool> Step();
   // Steps a statement that must not return rows.
   absl::Status Run();
+  // Ends a statement stepped to a row early; COMMIT fails while any statement is mid-result.
+  void Reset() { sqlite3_reset(stmt_); }
 
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
   double Double(int col) const { return sqlite3_column_double(stmt_, col); }

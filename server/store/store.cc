@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <tuple>
-#include <unordered_map>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
@@ -57,11 +57,6 @@ std::string_view LookupRungName(LookupRung rung) {
 }
 
 namespace {
-
-// Winners are grouped by family and dtype: a lookup scans only its own group.
-std::string GroupKey(std::string_view family, DType dtype) {
-  return absl::StrCat(std::string(family), "/", std::string(DTypeName(dtype)));
-}
 
 // The columns shared by `rows` and `winners`, in the order BindMeasurement/ReadMeasurement use.
 constexpr char kMeasurementCols[] =
@@ -395,8 +390,20 @@ std::string Describe(const Winner& w) {
 
 }  // namespace
 
+// Winners indexed for the ladder: per family and dtype, by device model (rungs 1-2) and by
+// compute capability (rung 3), with log2 of each shape precomputed so a lookup costs a few
+// subtractions per candidate shape of its own model.
 struct Store::WinnerCache {
-  std::unordered_map<std::string, std::vector<Winner>> by_group;
+  struct Entry {
+    const Winner* winner;
+    std::vector<double> log_shape;
+  };
+  struct Group {
+    std::map<std::string, std::vector<Entry>, std::less<>> by_model;
+    std::map<std::pair<int, int>, std::vector<Entry>> by_cc;
+  };
+  std::vector<Winner> winners;
+  std::map<std::string, std::map<DType, Group>, std::less<>> by_family;
 };
 
 Store::Store(Db writer, Db reader) : writer_(std::move(writer)), reader_(std::move(reader)) {}
@@ -413,14 +420,16 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   absl::StatusOr<int64_t> version = writer->QueryInt("PRAGMA user_version");
   if (!version.ok()) return version.status();
   if (*version > kSchemaVersion) return Migrate(*writer);  // reports FAILED_PRECONDITION
-  absl::StatusOr<Stmt> wal = Stmt::Prepare(*writer, "PRAGMA journal_mode = WAL");
-  if (!wal.ok()) return wal.status();
-  absl::StatusOr<bool> wal_row = wal->Step();
-  if (!wal_row.ok()) return wal_row.status();
-  if (!*wal_row || wal->Text(0) != "wal") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot use WAL journal for ", path, " (got '", *wal_row ? wal->Text(0) : "",
-                     "'); is it on a network file system?"));
+  {
+    absl::StatusOr<Stmt> wal = Stmt::Prepare(*writer, "PRAGMA journal_mode = WAL");
+    if (!wal.ok()) return wal.status();
+    absl::StatusOr<bool> wal_row = wal->Step();
+    if (!wal_row.ok()) return wal_row.status();
+    if (!*wal_row || wal->Text(0) != "wal") {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "cannot use WAL journal for ", path, " (got '", *wal_row ? wal->Text(0) : "",
+          "'); is it on a network file system?"));
+    }
   }
   if (absl::Status s = writer->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
       !s.ok()) {
@@ -443,8 +452,13 @@ absl::Status Store::RefreshCacheLocked() {
   absl::StatusOr<std::vector<Winner>> winners = QueryWinners(writer_, "");
   if (!winners.ok()) return winners.status();
   auto cache = std::make_shared<WinnerCache>();
-  for (Winner& w : *winners) {
-    cache->by_group[GroupKey(w.family, w.dtype)].push_back(std::move(w));
+  cache->winners = *std::move(winners);
+  for (const Winner& w : cache->winners) {
+    WinnerCache::Entry entry{&w, {}};
+    for (int64_t d : w.shape) entry.log_shape.push_back(std::log2(static_cast<double>(d)));
+    WinnerCache::Group& group = cache->by_family[w.family][w.dtype];
+    group.by_model[w.device.name].push_back(entry);
+    group.by_cc[{w.device.cc_major, w.device.cc_minor}].push_back(std::move(entry));
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
@@ -588,6 +602,7 @@ absl::Status Store::RecordMeasurement(int64_t sweep_id, const Measurement& measu
         absl::StrCat("sweep ", sweep_id, " is ", status->Text(0), "; rows can only be added to a "
                      "running sweep"));
   }
+  status->Reset();
   absl::StatusOr<Stmt> ins = Stmt::Prepare(
       writer_, absl::StrCat("INSERT INTO rows (sweep_id, measured_at_ms, ", kMeasurementCols,
                             ") VALUES (?1, ?2, ", Placeholders(3, kMeasurementColCount), ")"));
@@ -645,6 +660,8 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
     absl::StatusOr<Measurement> m = ReadMeasurement(*best, 1);
     if (!m.ok()) return m.status();
     result.best = *m;
+    const int64_t best_measured_at = best->Int(0);
+    best->Reset();
     if (status == SweepStatus::kSucceeded) {
       Winner w;
       w.device.name = info.device_model;
@@ -654,7 +671,7 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       w.provenance = info.provenance;
       w.measurement = *std::move(m);
       w.reference = reference;
-      w.measured_at_ms = best->Int(0);
+      w.measured_at_ms = best_measured_at;
       w.sweep_id = sweep_id;
       absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, w.device, false);
       if (!model_id.ok()) return model_id.status();
@@ -771,8 +788,11 @@ LookupResult Store::Lookup(const LookupQuery& query) const {
   result.rung = LookupRung::kFamilyDefault;
   result.winner.params = query.family_default;
   std::shared_ptr<const WinnerCache> cache = Snapshot();
-  auto group = cache->by_group.find(GroupKey(query.family, query.dtype));
-  if (group == cache->by_group.end()) return result;
+  auto family = cache->by_family.find(query.family);
+  if (family == cache->by_family.end()) return result;
+  auto group_it = family->second.find(query.dtype);
+  if (group_it == family->second.end()) return result;
+  const WinnerCache::Group& group = group_it->second;
 
   const Provenance& now = query.current;
   auto hash_stale = [&](const Winner& w) {
@@ -784,41 +804,46 @@ LookupResult Store::Lookup(const LookupQuery& query) const {
            int{hash_stale(w)} +
            int{now.space_version != 0 && w.provenance.space_version != now.space_version};
   };
-  // Ranked by rung, then shape distance, then freshness (a current-source winner beats a
-  // stale one at the same rung and distance), then speed; the model name breaks ties.
-  using Rank = std::tuple<int, double, bool, int, double, std::string_view>;
+  std::vector<double> log_query;
+  log_query.reserve(query.shape.size());
+  for (int64_t d : query.shape) log_query.push_back(std::log2(static_cast<double>(d)));
+
+  // Within a rung: nearest shape, then fresh before stale (a current-source winner beats a
+  // stale one at the same distance), then fewer stale fields, then speed, then model name.
+  using Rank = std::tuple<double, bool, int, double, std::string_view>;
   const Winner* best = nullptr;
   Rank best_rank;
   double best_distance = 0;
-  LookupRung best_rung = LookupRung::kFamilyDefault;
-  for (const Winner& w : group->second) {
-    if (w.shape.size() != query.shape.size()) continue;
-    LookupRung rung;
-    double distance = 0;
-    for (size_t i = 0; i < w.shape.size(); ++i) {
-      distance += std::abs(std::log2(static_cast<double>(query.shape[i]) /
-                                     static_cast<double>(w.shape[i])));
+  auto scan = [&](const std::vector<WinnerCache::Entry>& entries, bool skip_own_model) {
+    for (const WinnerCache::Entry& e : entries) {
+      const Winner& w = *e.winner;
+      if (w.shape.size() != query.shape.size()) continue;
+      if (skip_own_model && w.device.name == query.device_model) continue;
+      double distance = 0;
+      for (size_t i = 0; i < log_query.size(); ++i) {
+        distance += std::abs(log_query[i] - e.log_shape[i]);
+      }
+      if (w.shape == query.shape) distance = 0;
+      Rank rank{distance, hash_stale(w), stale_count(w), w.measurement.timing.median_us,
+                w.device.name};
+      if (best == nullptr || rank < best_rank) {
+        best = &w;
+        best_rank = rank;
+        best_distance = distance;
+      }
     }
-    if (w.device.name == query.device_model) {
-      rung = w.shape == query.shape ? LookupRung::kExact : LookupRung::kNearestShape;
-      if (rung == LookupRung::kExact) distance = 0;
-    } else if (w.device.cc_major == query.cc_major && w.device.cc_minor == query.cc_minor) {
-      rung = LookupRung::kSameArchitecture;
-    } else {
-      continue;
-    }
-    Rank rank{static_cast<int>(rung), distance,           hash_stale(w),
-              stale_count(w),         w.measurement.timing.median_us, w.device.name};
-    if (best == nullptr || rank < best_rank) {
-      best = &w;
-      best_rank = rank;
-      best_distance = distance;
-      best_rung = rung;
-    }
+  };
+  auto own = group.by_model.find(query.device_model);
+  if (own != group.by_model.end()) scan(own->second, false);
+  if (best != nullptr) {
+    result.rung = best->shape == query.shape ? LookupRung::kExact : LookupRung::kNearestShape;
+  } else {
+    auto same_cc = group.by_cc.find({query.cc_major, query.cc_minor});
+    if (same_cc != group.by_cc.end()) scan(same_cc->second, true);
+    if (best == nullptr) return result;
+    result.rung = LookupRung::kSameArchitecture;
   }
-  if (best == nullptr) return result;
 
-  result.rung = best_rung;
   result.distance = best_distance;
   result.tuned_shape = best->shape;
   result.device_model = best->device.name;

@@ -1,0 +1,133 @@
+// Schema migrations: a database built with the version-1 DDL is migrated with its data intact;
+// a database from a newer cutune is refused and left byte-for-byte untouched.
+#include <fstream>
+#include <iterator>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/store/schema.h"
+#include "server/store/store.h"
+#include "tests/store/test_util.h"
+
+namespace cutune::store {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::QueryInt;
+using testing::TempDir;
+
+void ExecOrDie(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << (error ? error : "") << "\n" << sql;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(MigrationTest, Version1DatabaseIsMigratedWithItsData) {
+  TempDir dir;
+  const std::string path = dir.File("v1.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ExecOrDie(db, std::string(SchemaV1Ddl()));
+    ExecOrDie(db, "PRAGMA user_version = 1");
+    ExecOrDie(db, R"sql(
+      INSERT INTO device_models VALUES (1, 'NVIDIA H200', 9, 0, 132, 150000000000);
+      INSERT INTO provenances VALUES (1, 13000, '13.0');
+      INSERT INTO kernels VALUES (1, 'transpose', 'hash-v1', 1);
+      INSERT INTO sweeps VALUES (1, 1, 1, 1, '4096x4096', 'f32', '{}', 'succeeded',
+                                 1700000000000, 1700000060000, 'device copy', 10.0);
+      INSERT INTO sweeps VALUES (2, 1, 1, 1, '2048x2048', 'f32', '{}', 'running',
+                                 1700000100000, NULL, '', 0);
+      INSERT INTO rows VALUES (1, 1, 'tile=32', 'ok', '', 32, 4224, 0, 0, 0, 360, 20, 12.5, 12.0,
+                               0.01, 2700.0, 0, 80.0, 60.0, 1700000030000);
+      INSERT INTO rows VALUES (2, 1, 'tile=128', 'pruned', 'smem', 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                               0, 0, 0, 0, 0, 1700000031000);
+      INSERT INTO rows VALUES (3, 2, 'tile=32', 'ok', '', 32, 4224, 0, 0, 0, 360, 20, 3.5, 3.4,
+                               0.01, 2400.0, 0, 70.0, 60.0, 1700000130000);
+      INSERT INTO winners VALUES (1, 'transpose', 'hash-v1', '4096x4096', 'f32', 1, 1, 1,
+                                  'tile=32', 'ok', '', 32, 4224, 0, 0, 0, 360, 20, 12.5, 12.0,
+                                  0.01, 2700.0, 0, 80.0, 60.0, 1700000030000, 'device copy', 10.0);
+    )sql");
+    sqlite3_close(db);
+  }
+
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM gpus"), 0);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM sweeps WHERE gpu_uuid = ''"), 2);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'rows_by_time'"), 1);
+
+  LookupQuery q;
+  q.device_model = "NVIDIA H200";
+  q.cc_major = 9;
+  q.family = "transpose";
+  q.shape = {4096, 4096};
+  q.current = {13000, "13.0", "hash-v1", 1};
+  LookupResult hit = (*store)->Lookup(q);
+  EXPECT_EQ(hit.rung, LookupRung::kExact);
+  EXPECT_EQ(hit.winner.params, (Params{{"tile", 32}}));
+  EXPECT_DOUBLE_EQ(hit.winner.timing.median_us, 12.5);
+
+  absl::StatusOr<std::vector<StoredRow>> rows = (*store)->ListRows(
+      {"NVIDIA H200", "transpose", {4096, 4096}, DType::kF32, "", false, 0});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_EQ((*rows)[1].measurement.detail, "smem");
+
+  // The v1 sweep that was running resumes under the new schema.
+  absl::StatusOr<StartedSweep> resumed = (*store)->StartOrResumeSweep(
+      {{"NVIDIA H200", "GPU-x", 9, 0, 132, 150000000000}, "transpose", {2048, 2048},
+       DType::kF32},
+      q.current, "{}");
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  EXPECT_TRUE(resumed->resumed);
+  EXPECT_EQ(resumed->sweep_id, 2);
+  absl::StatusOr<FinishResult> done =
+      (*store)->FinishSweep(2, SweepStatus::kSucceeded, {"device copy", 2.5});
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_TRUE(done->winner_changed);
+
+  // Reopening a current database is a no-op.
+  store->reset();
+  absl::StatusOr<std::unique_ptr<Store>> again = Store::Open(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM winners"), 2);
+}
+
+TEST(MigrationTest, NewerDatabaseIsRefusedAndUntouched) {
+  TempDir dir;
+  const std::string path = dir.File("future.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ExecOrDie(db, "CREATE TABLE future (x INTEGER); INSERT INTO future VALUES (7);");
+    ExecOrDie(db, "PRAGMA user_version = 99");
+    sqlite3_close(db);
+  }
+  const std::string before = ReadFile(path);
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("newer"));
+  EXPECT_THAT(std::string(store.status().message()), HasSubstr("99"));
+  EXPECT_EQ(ReadFile(path), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(MigrationTest, NonDatabaseFileIsDataLoss) {
+  TempDir dir;
+  const std::string path = dir.File("garbage.db");
+  std::ofstream(path) << std::string(4096, 'x');
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+}
+
+}  // namespace
+}  // namespace cutune::store

@@ -1,0 +1,249 @@
+// Sweeps, rows and winners: lifecycle, resume, winner replacement and status codes.
+#include "server/store/store.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/store/test_util.h"
+
+namespace cutune::store {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::UnorderedElementsAre;
+using testing::H200;
+using testing::Ok;
+using testing::Prov;
+using testing::QueryInt;
+using testing::Rejected;
+using testing::TempDir;
+
+const Shape kShape = {8192, 8192};
+
+std::string Msg(const absl::Status& s) { return std::string(s.message()); }
+
+LookupQuery Query(const Shape& shape = kShape) {
+  LookupQuery q;
+  q.device_model = "NVIDIA H200";
+  q.cc_major = 9;
+  q.family = "transpose";
+  q.shape = shape;
+  q.current = Prov();
+  q.family_default = {{"tile", 32}};
+  return q;
+}
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.File("cutune.db");
+    absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path_);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = *std::move(store);
+  }
+  SweepKey Key() const { return {H200(), "transpose", kShape, DType::kF32}; }
+
+  TempDir dir_;
+  std::string path_;
+  std::unique_ptr<Store> store_;
+};
+
+TEST_F(StoreTest, OpensAtCurrentSchemaVersionInWalMode) {
+  EXPECT_EQ(QueryInt(path_, "PRAGMA user_version"), 2);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &stmt, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "wal");
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, SweepLifecycleAndReadersNeverSeeAHalfSweep) {
+  absl::StatusOr<StartedSweep> started = store_->StartOrResumeSweep(Key(), Prov(), "{\"a\":1}");
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_FALSE(started->resumed);
+  const int64_t id = started->sweep_id;
+  ASSERT_TRUE(store_->RecordMeasurement(id, Ok({{"tile", 32}}, 120.0)).ok());
+  ASSERT_TRUE(store_->RecordMeasurement(id, Ok({{"tile", 64}}, 100.0)).ok());
+  ASSERT_TRUE(
+      store_->RecordMeasurement(id, Rejected({{"tile", 128}}, Outcome::kPruned, "smem > 48K"))
+          .ok());
+
+  absl::Status dup = store_->RecordMeasurement(id, Ok({{"tile", 32}}, 90.0));
+  EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists) << dup;
+  EXPECT_THAT(Msg(dup), HasSubstr("tile=32"));
+
+  absl::StatusOr<std::set<std::string>> done = store_->FinishedCandidates(id);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_THAT(*done, UnorderedElementsAre("tile=32", "tile=64", "tile=128"));
+
+  // While the sweep runs, neither the winner nor (by default) its rows are visible.
+  EXPECT_EQ(store_->Lookup(Query()).rung, LookupRung::kFamilyDefault);
+  RowQuery rows_query{"NVIDIA H200", "transpose", kShape, DType::kF32, "", false, 0};
+  absl::StatusOr<std::vector<StoredRow>> rows = store_->ListRows(rows_query);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  EXPECT_TRUE(rows->empty());
+  rows_query.include_unfinished = true;
+  rows = store_->ListRows(rows_query);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
+
+  absl::StatusOr<FinishResult> finish =
+      store_->FinishSweep(id, SweepStatus::kSucceeded, {"device copy", 50.0});
+  ASSERT_TRUE(finish.ok()) << finish.status();
+  EXPECT_TRUE(finish->winner_changed);
+  ASSERT_TRUE(finish->best.has_value());
+  EXPECT_EQ(finish->best->params, (Params{{"tile", 64}}));
+
+  LookupResult hit = store_->Lookup(Query());
+  EXPECT_EQ(hit.rung, LookupRung::kExact);
+  EXPECT_EQ(hit.winner.params, (Params{{"tile", 64}}));
+  EXPECT_DOUBLE_EQ(hit.winner.timing.median_us, 100.0);
+  EXPECT_EQ(hit.reference.name, "device copy");
+  EXPECT_TRUE(hit.stale.empty());
+
+  rows_query.include_unfinished = false;
+  rows = store_->ListRows(rows_query);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ((*rows)[0].measurement.params, (Params{{"tile", 64}}));  // fastest first
+  EXPECT_EQ((*rows)[1].measurement.params, (Params{{"tile", 32}}));
+  EXPECT_EQ((*rows)[2].measurement.outcome, Outcome::kPruned);
+  EXPECT_EQ((*rows)[2].measurement.detail, "smem > 48K");
+  EXPECT_EQ((*rows)[0].measurement.resources.static_shared_bytes, 4224);
+  rows_query.limit = 1;
+  rows = store_->ListRows(rows_query);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 1u);
+
+  absl::StatusOr<SweepInfo> info = store_->GetSweep(id);
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->status, SweepStatus::kSucceeded);
+  EXPECT_EQ(info->rows, 3);
+  EXPECT_EQ(info->request_json, "{\"a\":1}");
+  EXPECT_EQ(info->gpu_uuid, "GPU-aaaa");
+  EXPECT_TRUE(info->finished_at_ms.has_value());
+
+  absl::Status late = store_->RecordMeasurement(id, Ok({{"tile", 16}}, 80.0));
+  EXPECT_EQ(late.code(), absl::StatusCode::kFailedPrecondition) << late;
+  absl::StatusOr<FinishResult> again = store_->FinishSweep(id, SweepStatus::kFailed, {});
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(StoreTest, UnknownSweepIsNotFound) {
+  EXPECT_EQ(store_->RecordMeasurement(999, Ok({{"tile", 1}}, 1.0)).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->FinishedCandidates(999).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->FinishSweep(999, SweepStatus::kSucceeded, {}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetSweep(999).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, RejectsInvalidInput) {
+  absl::StatusOr<StartedSweep> started = store_->StartOrResumeSweep(Key(), Prov(), "");
+  ASSERT_TRUE(started.ok());
+  Measurement no_time = Ok({{"tile", 8}}, 10.0);
+  no_time.timing.median_us = 0;
+  EXPECT_EQ(store_->RecordMeasurement(started->sweep_id, no_time).code(),
+            absl::StatusCode::kInvalidArgument);
+  Measurement nan = Ok({{"tile", 8}}, 10.0);
+  nan.gbps = std::nan("");
+  EXPECT_EQ(store_->RecordMeasurement(started->sweep_id, nan).code(),
+            absl::StatusCode::kInvalidArgument);
+  SweepKey bad = Key();
+  bad.shape = {8192, 0};
+  EXPECT_EQ(store_->StartOrResumeSweep(bad, Prov(), "").status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->FinishSweep(started->sweep_id, SweepStatus::kRunning, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, InterruptedSweepResumesAfterReopen) {
+  absl::StatusOr<StartedSweep> started = store_->StartOrResumeSweep(Key(), Prov(), "{}");
+  ASSERT_TRUE(started.ok());
+  ASSERT_TRUE(store_->RecordMeasurement(started->sweep_id, Ok({{"tile", 32}}, 120.0)).ok());
+  ASSERT_TRUE(store_->RecordMeasurement(started->sweep_id, Ok({{"tile", 64}}, 100.0)).ok());
+  store_.reset();  // the daemon goes away mid-sweep
+
+  absl::StatusOr<std::unique_ptr<Store>> reopened = Store::Open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  absl::StatusOr<StartedSweep> resumed = (*reopened)->StartOrResumeSweep(Key(), Prov(), "{}");
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_TRUE(resumed->resumed);
+  EXPECT_EQ(resumed->sweep_id, started->sweep_id);
+  absl::StatusOr<std::set<std::string>> done = (*reopened)->FinishedCandidates(resumed->sweep_id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_THAT(*done, UnorderedElementsAre("tile=32", "tile=64"));
+}
+
+TEST_F(StoreTest, RunningSweepUnderOtherProvenanceIsClosedNotResumed) {
+  absl::StatusOr<StartedSweep> old_sweep = store_->StartOrResumeSweep(Key(), Prov(12080), "{}");
+  ASSERT_TRUE(old_sweep.ok());
+  ASSERT_TRUE(store_->RecordMeasurement(old_sweep->sweep_id, Ok({{"tile", 32}}, 120.0)).ok());
+  absl::StatusOr<StartedSweep> fresh = store_->StartOrResumeSweep(Key(), Prov(13000), "{}");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->resumed);
+  EXPECT_NE(fresh->sweep_id, old_sweep->sweep_id);
+  absl::StatusOr<SweepInfo> old_info = store_->GetSweep(old_sweep->sweep_id);
+  ASSERT_TRUE(old_info.ok());
+  EXPECT_EQ(old_info->status, SweepStatus::kFailed);
+  EXPECT_EQ(old_info->rows, 1);  // kept for inspection
+  absl::StatusOr<std::set<std::string>> done = store_->FinishedCandidates(fresh->sweep_id);
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->empty());
+}
+
+TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 32}}, 100.0)});
+  EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 32}}));
+
+  // Slower under the same provenance: kept.
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 64}}, 110.0)});
+  EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 32}}));
+
+  // Faster: replaced.
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 16}}, 90.0)});
+  EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 16}}));
+
+  // Slower but measured under a new driver: the old figure is stale, the new one replaces it.
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(13010),
+                    {Ok({{"tile", 8}}, 95.0)});
+  LookupQuery q = Query();
+  q.current = Prov(13010);
+  LookupResult hit = store_->Lookup(q);
+  EXPECT_EQ(hit.winner.params, (Params{{"tile", 8}}));
+  EXPECT_TRUE(hit.stale.empty());
+
+  // A failed sweep never changes the winner, however fast its rows.
+  absl::StatusOr<StartedSweep> failed = store_->StartOrResumeSweep(
+      {H200(), "transpose", kShape, DType::kF32}, Prov(13010), "{}");
+  ASSERT_TRUE(failed.ok());
+  ASSERT_TRUE(store_->RecordMeasurement(failed->sweep_id, Ok({{"tile", 4}}, 1.0)).ok());
+  absl::StatusOr<FinishResult> result =
+      store_->FinishSweep(failed->sweep_id, SweepStatus::kFailed, {});
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->winner_changed);
+  EXPECT_EQ(store_->Lookup(q).winner.params, (Params{{"tile", 8}}));
+
+  absl::StatusOr<std::vector<SweepInfo>> sweeps = store_->ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_EQ(sweeps->size(), 5u);
+  EXPECT_EQ(sweeps->front().id, failed->sweep_id);  // newest first
+}
+
+TEST_F(StoreTest, RecordsDeviceModelsAndIndividualGpus) {
+  ASSERT_TRUE(store_->UpsertDevice(H200("GPU-1"), 13000).ok());
+  ASSERT_TRUE(store_->UpsertDevice(H200("GPU-2"), 13000).ok());
+  ASSERT_TRUE(store_->UpsertDevice(H200("GPU-1"), 13010).ok());
+  absl::StatusOr<std::vector<DeviceModel>> models = store_->ListDeviceModels();
+  ASSERT_TRUE(models.ok());
+  ASSERT_EQ(models->size(), 1u);
+  EXPECT_EQ((*models)[0].sm_count, 132);
+  EXPECT_EQ((*models)[0].cc_major, 9);
+  EXPECT_EQ(QueryInt(path_, "SELECT COUNT(*) FROM gpus"), 2);
+  EXPECT_EQ(QueryInt(path_, "SELECT driver_version FROM gpus WHERE uuid = 'GPU-1'"), 13010);
+}
+
+}  // namespace
+}  // namespace cutune::store

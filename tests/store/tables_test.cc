@@ -1,0 +1,381 @@
+// Tuning tables: deterministic export, byte-identical round trips, validation of malformed
+// files (nothing changes, the error names where), merge policies and diffs.
+#include "server/store/tables.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/store/test_util.h"
+
+namespace cutune::store {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::A100;
+using testing::H200;
+using testing::Ok;
+using testing::Prov;
+using testing::Rejected;
+using testing::RunSweep;
+using testing::TempDir;
+using Json = nlohmann::json;
+
+const std::set<std::string> kFamilies = {"transpose", "matmul"};
+
+std::unique_ptr<Store> OpenStore(const TempDir& dir, const std::string& name) {
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(dir.File(name));
+  EXPECT_TRUE(store.ok()) << store.status();
+  return store.ok() ? *std::move(store) : nullptr;
+}
+
+std::string Export(Store& store, bool rows = true, std::string model = "") {
+  absl::StatusOr<std::string> text = ExportTable(store, {std::move(model), rows});
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.ok() ? *text : "";
+}
+
+// Two models, two families, odd figures (1/3 us) so rounding is exercised.
+void Populate(Store& store) {
+  Measurement third = Ok({{"tile", 32}, {"pad", 1}}, 100.0 / 3.0);
+  third.tflops = 1.0 / 7.0;
+  RunSweep(store, H200(), "transpose", {8192, 8192}, Prov(),
+           {third, Ok({{"tile", 64}, {"pad", 0}}, 41.123456789),
+            Rejected({{"tile", 256}, {"pad", 1}}, Outcome::kPruned, "shared memory > 227 KiB")});
+  RunSweep(store, H200(), "transpose", {1024, 1024}, Prov(), {Ok({{"tile", 16}, {"pad", 1}}, 3.5)});
+  RunSweep(store, H200(), "matmul", {4096, 4096, 4096}, {13000, "13.0", "hash-matmul", 2},
+           {Ok({{"bm", 128}, {"bn", 128}}, 2900.0),
+            Rejected({{"bm", 256}, {"bn", 256}}, Outcome::kCompileFailed, "error: too big")});
+  RunSweep(store, A100(), "transpose", {8192, 8192}, Prov(12080),
+           {Ok({{"tile", 32}, {"pad", 1}}, 88.0)});
+}
+
+TEST(TablesTest, ExportIsDeterministicAndRoundTripsByteForByte) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const std::string first = Export(*source);
+  EXPECT_EQ(Export(*source), first);
+
+  Json table = Json::parse(first);
+  EXPECT_EQ(table["format"], "cutune-table");
+  EXPECT_EQ(table["version"], 1);
+  ASSERT_EQ(table["devices"].size(), 2u);
+  EXPECT_EQ(table["devices"][0]["model"], "NVIDIA A100-SXM4-80GB");  // sorted by model
+  const Json& h200 = table["devices"][1]["winners"];
+  ASSERT_EQ(h200.size(), 3u);
+  // Winners ordered by family, dtype, then shape numerically (1024 before 8192).
+  EXPECT_EQ(h200[0]["family"], "matmul");
+  EXPECT_EQ(h200[1]["shape"], Json({1024, 1024}));
+  EXPECT_EQ(h200[2]["shape"], Json({8192, 8192}));
+  EXPECT_EQ(h200[2]["time_us"].get<double>(), 33.3333);  // 6 significant digits
+  EXPECT_EQ(h200[2]["params"], Json({{"pad", 1}, {"tile", 32}}));
+  EXPECT_EQ(table["devices"][1]["sweeps"][2]["rows"].size(), 3u);
+
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  absl::StatusOr<ImportStats> stats = ImportTable(*copy, first, {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->winners_added, 4);
+  EXPECT_EQ(stats->sweeps_added, 4);
+  EXPECT_EQ(stats->rows_added, 7);
+  EXPECT_EQ(Export(*copy), first);
+
+  // Winners only, one model.
+  std::string h200_only = Export(*source, false, "NVIDIA H200");
+  EXPECT_EQ(Json::parse(h200_only)["devices"].size(), 1u);
+  EXPECT_FALSE(Json::parse(h200_only)["devices"][0].contains("sweeps"));
+  EXPECT_EQ(ExportTable(*source, {"NVIDIA B200", false}).status().code(),
+            absl::StatusCode::kNotFound);
+
+  // Re-importing a store's own export is a no-op, even when conflicts are fatal.
+  stats = ImportTable(*source, first, {kFamilies, MergePolicy::kFailOnConflict});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->winners_kept, 4);
+  EXPECT_EQ(stats->winners_added + stats->winners_replaced, 0);
+  EXPECT_EQ(stats->sweeps_skipped, 4);
+  EXPECT_EQ(stats->rows_added, 0);
+
+  // The imported table answers lookups on a machine that never ran a sweep.
+  LookupQuery q;
+  q.device_model = "NVIDIA H200";
+  q.cc_major = 9;
+  q.family = "transpose";
+  q.shape = {8192, 8192};
+  q.current = Prov();
+  LookupResult hit = copy->Lookup(q);
+  EXPECT_EQ(hit.rung, LookupRung::kExact);
+  EXPECT_EQ(hit.winner.params, (Params{{"pad", 1}, {"tile", 32}}));
+}
+
+struct MalformedCase {
+  std::string name;
+  std::function<void(Json&)> mutate;
+  std::string expected_in_message;
+};
+
+TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const Json valid = Json::parse(Export(*source));
+
+  const std::vector<MalformedCase> cases = {
+      {"wrong format", [](Json& j) { j["format"] = "kernel-tuner-cache"; }, "table /format"},
+      {"newer version", [](Json& j) { j["version"] = 2; }, "table /version: unsupported"},
+      {"missing field",
+       [](Json& j) { j["devices"][1]["winners"][0].erase("time_us"); },
+       "/devices/1/winners/0/time_us: missing required field"},
+      {"wrong type",
+       [](Json& j) { j["devices"][1]["winners"][2]["time_us"] = "fast"; },
+       "/devices/1/winners/2/time_us: expected a number, got \"fast\""},
+      {"param not integer",
+       [](Json& j) { j["devices"][0]["winners"][0]["params"]["tile"] = 32.5; },
+       "/devices/0/winners/0/params/tile: expected an integer"},
+      {"unknown family",
+       [](Json& j) { j["devices"][0]["winners"][0]["family"] = "softmax"; },
+       "/devices/0/winners/0/family: unknown kernel family \"softmax\""},
+      {"duplicate winner",
+       [](Json& j) {
+         Json& w = j["devices"][1]["winners"];
+         w.push_back(w[1]);
+       },
+       "/devices/1/winners/3: duplicate winner for transpose 1024x1024 f32"},
+      {"duplicate device",
+       [](Json& j) { j["devices"].push_back(j["devices"][0]); },
+       "/devices/2/model: device model \"NVIDIA A100-SXM4-80GB\" is listed twice"},
+      {"duplicate row",
+       [](Json& j) {
+         Json& rows = j["devices"][1]["sweeps"][2]["rows"];
+         rows.push_back(rows[0]);
+       },
+       "/devices/1/sweeps/2/rows/3/params: candidate"},
+      {"negative time",
+       [](Json& j) { j["devices"][1]["winners"][0]["min_us"] = -1; },
+       "/devices/1/winners/0/min_us: expected a number >= 0"},
+      {"bad shape",
+       [](Json& j) { j["devices"][1]["winners"][1]["shape"][1] = 0; },
+       "/devices/1/winners/1/shape/1: expected a positive integer"},
+      {"bad time",
+       [](Json& j) { j["devices"][1]["winners"][1]["measured_at"] = "2025-02-30T00:00:00.000Z"; },
+       "/devices/1/winners/1/measured_at: expected a UTC time"},
+      {"unknown field",
+       [](Json& j) { j["devices"][1]["winners"][1]["tiem_us"] = 1; },
+       "/devices/1/winners/1/tiem_us: unknown field"},
+      {"unknown outcome",
+       [](Json& j) { j["devices"][1]["sweeps"][2]["rows"][1]["outcome"] = "meh"; },
+       "/devices/1/sweeps/2/rows/1/outcome: unknown outcome"},
+      {"running sweep",
+       [](Json& j) { j["devices"][1]["sweeps"][0]["status"] = "running"; },
+       "/devices/1/sweeps/0/status"},
+      {"ok row without samples",
+       [](Json& j) {
+         Json& row = j["devices"][1]["sweeps"][2]["rows"][0];
+         ASSERT_EQ(row["outcome"], "ok");
+         row["samples"] = 0;
+       },
+       "/devices/1/sweeps/2/rows/0/samples: must be in [1,"},
+  };
+
+  for (const MalformedCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::unique_ptr<Store> target = OpenStore(dir, "target-" + std::to_string(&c - &cases[0]) + ".db");
+    // A winner that the bad table's valid entries would replace: it must survive.
+    RunSweep(*target, H200(), "transpose", {8192, 8192}, Prov(), {Ok({{"tile", 8}, {"pad", 0}}, 999.0)});
+    const std::string before = Export(*target);
+    Json bad = valid;
+    c.mutate(bad);
+    absl::StatusOr<ImportStats> stats =
+        ImportTable(*target, bad.dump(2), {kFamilies, MergePolicy::kKeepFaster});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument) << stats.status();
+    EXPECT_THAT(std::string(stats.status().message()), HasSubstr(c.expected_in_message));
+    EXPECT_EQ(Export(*target), before);
+  }
+}
+
+TEST(TablesTest, SyntaxErrorsAndRepeatedKeysAreLocated) {
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir, "s.db");
+  absl::StatusOr<ImportStats> stats = ImportTable(
+      *store, "{\n  \"format\": \"cutune-table\",\n  \"version\": 1,\n  \"devices\": [,]\n}\n",
+      {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(stats.status().message()), HasSubstr("line 4, column 15"));
+
+  stats = ImportTable(*store,
+                      R"({"format": "cutune-table", "version": 1,
+                          "devices": [{"model": "X", "model": "Y"}]})",
+                      {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_FALSE(stats.ok());
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(stats.status().message()),
+              HasSubstr("/devices/0/model: key appears twice"));
+
+  stats = ImportTable(*store, "[]", {kFamilies, MergePolicy::kKeepFaster});
+  EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// A one-winner table for H200 transpose 8192x8192 with the given figures.
+std::string OneWinner(int tile, double time_us, const std::string& measured_at,
+                      const std::string& model = "NVIDIA H200", int cc_major = 9) {
+  Json w{{"family", "transpose"},
+         {"dtype", "f32"},
+         {"shape", {8192, 8192}},
+         {"params", {{"tile", tile}}},
+         {"detail", ""},
+         {"resources",
+          {{"registers", 32},
+           {"static_shared_bytes", 4224},
+           {"stack_bytes", 0},
+           {"spill_store_bytes", 0},
+           {"spill_load_bytes", 0},
+           {"constant_bytes", 0}}},
+         {"samples", 20},
+         {"time_us", time_us},
+         {"min_us", time_us},
+         {"rel_spread", 0.01},
+         {"gbps", 3000},
+         {"tflops", 0},
+         {"percent_of_reference", 90},
+         {"compile_ms", 60},
+         {"reference", {{"name", "device copy"}, {"time_us", 150}}},
+         {"measured_at", measured_at},
+         {"source_hash", "hash-transpose-1"},
+         {"space_version", 1},
+         {"driver_version", 13000},
+         {"nvrtc_version", "13.0"}};
+  Json table{{"format", "cutune-table"},
+             {"version", 1},
+             {"devices",
+              {{{"model", model},
+                {"cc_major", cc_major},
+                {"cc_minor", 0},
+                {"sm_count", 132},
+                {"total_memory_bytes", 150LL << 30},
+                {"winners", {w}}}}}};
+  return table.dump();
+}
+
+Params WinnerParams(Store& store) {
+  absl::StatusOr<std::vector<Winner>> winners = store.ListWinners("NVIDIA H200");
+  EXPECT_TRUE(winners.ok());
+  EXPECT_EQ(winners->size(), 1u);
+  return winners->empty() ? Params{} : winners->front().measurement.params;
+}
+
+TEST(TablesTest, MergePolicies) {
+  TempDir dir;
+  const std::string base = OneWinner(32, 170.0, "2025-03-01T10:00:00.000Z");
+  const std::string faster_older = OneWinner(64, 160.0, "2025-02-01T10:00:00.000Z");
+  const std::string slower_newer = OneWinner(16, 180.0, "2025-04-01T10:00:00.000Z");
+
+  std::unique_ptr<Store> faster = OpenStore(dir, "faster.db");
+  ASSERT_TRUE(ImportTable(*faster, base, {kFamilies, MergePolicy::kKeepFaster}).ok());
+  absl::StatusOr<ImportStats> s =
+      ImportTable(*faster, slower_newer, {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_kept, 1);
+  EXPECT_EQ(WinnerParams(*faster), (Params{{"tile", 32}}));
+  s = ImportTable(*faster, faster_older, {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*faster), (Params{{"tile", 64}}));
+
+  std::unique_ptr<Store> newer = OpenStore(dir, "newer.db");
+  ASSERT_TRUE(ImportTable(*newer, base, {kFamilies, MergePolicy::kKeepNewer}).ok());
+  s = ImportTable(*newer, faster_older, {kFamilies, MergePolicy::kKeepNewer});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->winners_kept, 1);
+  EXPECT_EQ(WinnerParams(*newer), (Params{{"tile", 32}}));
+  s = ImportTable(*newer, slower_newer, {kFamilies, MergePolicy::kKeepNewer});
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*newer), (Params{{"tile", 16}}));
+
+  std::unique_ptr<Store> strict = OpenStore(dir, "strict.db");
+  ASSERT_TRUE(ImportTable(*strict, base, {kFamilies, MergePolicy::kFailOnConflict}).ok());
+  // A table that adds a new model AND conflicts on the existing key: nothing is applied.
+  Json mixed = Json::parse(faster_older);
+  Json other = Json::parse(OneWinner(8, 300.0, "2025-02-01T10:00:00.000Z", "NVIDIA L40S", 8));
+  mixed["devices"].insert(mixed["devices"].begin(), other["devices"][0]);
+  s = ImportTable(*strict, mixed.dump(), {kFamilies, MergePolicy::kFailOnConflict});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(std::string(s.status().message()),
+              HasSubstr("conflict at /devices/1/winners/0"));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("tile=32"));
+  EXPECT_EQ(WinnerParams(*strict), (Params{{"tile", 32}}));
+  absl::StatusOr<std::vector<DeviceModel>> models = strict->ListDeviceModels();
+  ASSERT_TRUE(models.ok());
+  EXPECT_EQ(models->size(), 1u);  // the L40S was rolled back too
+}
+
+TEST(TablesTest, ComputeCapabilityMismatchIsRefused) {
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir, "s.db");
+  ASSERT_TRUE(store->UpsertDevice(H200(), 13000).ok());
+  absl::StatusOr<ImportStats> s =
+      ImportTable(*store, OneWinner(32, 1.0, "2025-03-01T10:00:00.000Z", "NVIDIA H200", 8),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("compute capability 8.0"));
+}
+
+TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
+  Json a = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  Json b = a;
+  Json& wb = b["devices"][0]["winners"][0];
+  wb["time_us"] = 110.0;  // same winner, 10% slower
+  Json changed = a["devices"][0]["winners"][0];
+  changed["shape"] = {4096, 4096};
+  a["devices"][0]["winners"].push_back(changed);
+  changed["params"] = {{"tile", 64}};
+  changed["time_us"] = 80.0;
+  changed["source_hash"] = "hash-transpose-2";
+  b["devices"][0]["winners"].push_back(changed);
+  Json only_a = a["devices"][0]["winners"][0];
+  only_a["shape"] = {1024, 1024};
+  a["devices"][0]["winners"].push_back(only_a);
+  Json only_b = a["devices"][0]["winners"][0];
+  only_b["shape"] = {2048, 2048};
+  b["devices"][0]["winners"].push_back(only_b);
+
+  absl::StatusOr<TableDiff> diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  ASSERT_EQ(diff->entries.size(), 4u);
+  // Sorted by key: 1024, 2048, 4096, 8192.
+  EXPECT_EQ(diff->entries[0].change, TableDiffEntry::Change::kOnlyInA);
+  EXPECT_EQ(diff->entries[1].change, TableDiffEntry::Change::kOnlyInB);
+  const TableDiffEntry& swapped = diff->entries[2];
+  EXPECT_EQ(swapped.change, TableDiffEntry::Change::kWinnerChanged);
+  EXPECT_EQ(swapped.params_b, (Params{{"tile", 64}}));
+  EXPECT_DOUBLE_EQ(swapped.time_change_percent, -20.0);
+  EXPECT_TRUE(swapped.source_hash_changed);
+  const TableDiffEntry& slower = diff->entries[3];
+  EXPECT_EQ(slower.change, TableDiffEntry::Change::kSame);
+  EXPECT_NEAR(slower.time_change_percent, 10.0, 1e-9);
+
+  std::vector<const TableDiffEntry*> regressions = diff->Regressions(5.0);
+  ASSERT_EQ(regressions.size(), 1u);
+  EXPECT_EQ(regressions[0]->shape, (Shape{8192, 8192}));
+  EXPECT_TRUE(diff->Regressions(15.0).empty());
+
+  const std::string text = diff->ToText();
+  EXPECT_THAT(text, HasSubstr("4 keys: 1 same winner, 1 winner changed, 1 only in A, 1 only in B"));
+  EXPECT_THAT(text, HasSubstr("transpose f32 4096x4096 | winner_changed | tile=32 -> tile=64 | "
+                              "100 -> 80 us (-20.00%) | source changed"));
+  EXPECT_THAT(text, HasSubstr("8192x8192 | same | tile=32 | 100 -> 110 us (+10.00%)"));
+  Json json = Json::parse(diff->ToJson());
+  EXPECT_EQ(json["entries"][2]["change"], "winner_changed");
+  EXPECT_EQ(json["entries"][2]["b"]["params"]["tile"], 64);
+  EXPECT_EQ(json["entries"][3]["time_change_percent"], 10.0);
+  EXPECT_FALSE(json["entries"][0].contains("b"));
+
+  absl::StatusOr<TableDiff> bad = DiffTables(a.dump(), "{}");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("B: table /format"));
+}
+
+}  // namespace
+}  // namespace cutune::store
