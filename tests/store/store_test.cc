@@ -1,6 +1,9 @@
 // Sweeps, rows and winners: lifecycle, resume, winner replacement and status codes.
 #include "server/store/store.h"
 
+#include <atomic>
+#include <thread>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/store/test_util.h"
@@ -243,6 +246,50 @@ TEST_F(StoreTest, RecordsDeviceModelsAndIndividualGpus) {
   EXPECT_EQ((*models)[0].cc_major, 9);
   EXPECT_EQ(QueryInt(path_, "SELECT COUNT(*) FROM gpus"), 2);
   EXPECT_EQ(QueryInt(path_, "SELECT driver_version FROM gpus WHERE uuid = 'GPU-1'"), 13010);
+}
+
+}  // namespace
+}  // namespace cutune::store
+
+namespace cutune::store {
+namespace {
+
+// Readers running next to the writer only ever see whole sweeps: every sweep writes exactly
+// kRows rows, so a row count that is not a multiple of kRows would be half a sweep.
+TEST(StoreConcurrencyTest, ReadersNeverSeeHalfASweep) {
+  testing::TempDir dir;
+  absl::StatusOr<std::unique_ptr<Store>> opened = Store::Open(dir.File("c.db"));
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Store& store = **opened;
+  constexpr int kSweeps = 15;
+  constexpr int kRows = 5;
+  std::atomic<bool> done{false};
+  std::atomic<int> bad{0};
+  std::atomic<int> reads{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; ++t) {
+    readers.emplace_back([&] {
+      RowQuery q{"NVIDIA H200", "transpose", kShape, DType::kF32, "", false, 0};
+      while (!done.load()) {
+        // Winner first: once a winner is visible, its sweep's rows must be too.
+        LookupResult hit = store.Lookup(Query());
+        absl::StatusOr<std::vector<StoredRow>> rows = store.ListRows(q);
+        if (!rows.ok() || rows->size() % kRows != 0) ++bad;
+        if (hit.rung == LookupRung::kExact && rows.ok() && rows->empty()) ++bad;
+        ++reads;
+      }
+    });
+  }
+  for (int s = 0; s < kSweeps; ++s) {
+    std::vector<Measurement> rows;
+    for (int r = 0; r < kRows; ++r) rows.push_back(Ok({{"tile", r}, {"sweep", s}}, 100.0 - s - r));
+    testing::RunSweep(store, H200(), "transpose", kShape, Prov(), rows);
+  }
+  done = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(store.Lookup(Query()).winner.params, (Params{{"sweep", kSweeps - 1}, {"tile", kRows - 1}}));
 }
 
 }  // namespace
