@@ -1,0 +1,48 @@
+// Each group of cutune subcommands registers itself on the CLI11 app. A subcommand's options
+// live in a struct held by a shared_ptr that its callback captures; the callback stores the
+// action to run, and main() runs it after parsing and exits with its code.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "client/lib/connection.h"
+#include "cutune/v1/cutune.pb.h"
+
+namespace cutune::cli {
+
+namespace pb = ::cutune::v1;
+
+struct Context {
+  std::function<int()> action;  // set by the chosen subcommand
+};
+
+// --server, --tls*, --token, --timeout, shown under "Connection" in the command's --help.
+void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options);
+
+// What a command asks about: FAMILY --shape --dtype, and which device (--device N, --uuid,
+// --model; default: the daemon's first GPU, or the only model its tables hold).
+struct ProblemOptions {
+  std::string family;
+  std::string shape;
+  std::string dtype = "f32";
+  std::optional<int> device;
+  std::string uuid;
+  std::string model;
+};
+void AddProblemOptions(CLI::App* command, ProblemOptions& options);
+pb::Problem ToProblem(const ProblemOptions& options);  // the shape passed its --shape check
+pb::DeviceSelector ToSelector(const ProblemOptions& options);
+std::string Describe(const pb::Problem& problem);  // "matmul 4096x4096x4096 f32"
+
+void AddSpaceCommands(CLI::App& app, Context& context);
+void AddQueryCommands(CLI::App& app, Context& context);  // devices, get, results, jobs, cancel
+void AddSweepCommand(CLI::App& app, Context& context);
+void AddTableCommands(CLI::App& app, Context& context);
+void AddReportCommand(CLI::App& app, Context& context);
+
+}  // namespace cutune::cli

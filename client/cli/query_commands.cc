@@ -1,0 +1,331 @@
+// `cutune devices | get | results | jobs | cancel`: questions to a cutuned daemon.
+#include <fstream>
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/commands.h"
+#include "client/cli/exit_codes.h"
+#include "client/cli/json.h"
+#include "client/cli/render.h"
+#include "client/cli/results_view.h"
+
+namespace cutune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct ServerOptions {
+  client::ConnectionOptions connection;
+  bool json = false;
+};
+
+// Opens the connection or prints why not; the exit code goes to `exit_code`.
+std::unique_ptr<client::Connection> Connect(const client::ConnectionOptions& options,
+                                            int& exit_code) {
+  auto connection = client::Connection::Open(options);
+  if (!connection.ok()) {
+    exit_code = ReportError(connection.status());
+    return nullptr;
+  }
+  return std::move(*connection);
+}
+
+std::string StateName(pb::Device::State state) {
+  std::string name = pb::Device::State_Name(state);
+  return absl::AsciiStrToLower(name.substr(name.find('_') + 1));
+}
+
+std::string Mib(int64_t bytes) { return absl::StrCat(bytes >> 20, " MiB"); }
+
+int Devices(const ServerOptions& options) {
+  int code = kExitOk;
+  auto connection = Connect(options.connection, code);
+  if (!connection) return code;
+  pb::ListDevicesResponse response;
+  auto context = connection->NewContext();
+  auto status = connection->Convert(
+      connection->stub().ListDevices(context.get(), pb::ListDevicesRequest(), &response));
+  if (!status.ok()) return ReportError(status);
+  if (options.json) {
+    std::cout << ToJson(response).dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "cutuned at " << connection->target() << ", NVRTC " << response.nvrtc_version()
+            << "\n";
+  if (!response.no_gpu_reason().empty()) {
+    std::cout << "no GPU: serving tables only (" << OneLine(response.no_gpu_reason()) << ")\n";
+  }
+  if (response.devices_size() == 0) return kExitOk;
+  Table table({"#", "name", "cc", "SMs", "memory", "state", "queued", "driver", "uuid"});
+  for (const pb::Device& d : response.devices()) {
+    table.Add({std::to_string(d.ordinal()), d.name(), d.compute_capability(),
+               std::to_string(d.sm_count()), Mib(d.total_memory_bytes()), StateName(d.state()),
+               std::to_string(d.queued_jobs()), std::to_string(d.driver_version()), d.uuid()});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+struct GetOptions : ServerOptions {
+  ProblemOptions problem;
+  std::string source_file;
+  std::string cubin_file;
+  bool tune = false;
+  bool wait = false;
+};
+
+std::string RungText(const pb::GetBestConfigResponse& r) {
+  const std::string tuned = absl::StrJoin(r.tuned_shape(), "x");
+  switch (r.rung()) {
+    case pb::GetBestConfigResponse::EXACT:
+      return absl::StrCat("exact (tuned for this shape on ", r.device_model(), ")");
+    case pb::GetBestConfigResponse::NEAREST_SHAPE:
+      return absl::StrFormat("nearest shape (tuned for %s on %s; distance %.2f)", tuned,
+                             r.device_model(), r.shape_distance());
+    case pb::GetBestConfigResponse::SAME_ARCHITECTURE:
+      return absl::StrFormat("same architecture (tuned for %s on %s; distance %.2f)", tuned,
+                             r.device_model(), r.shape_distance());
+    case pb::GetBestConfigResponse::FAMILY_DEFAULT:
+      return "family default (nothing tuned for this device; the seed kernel's configuration)";
+    default:
+      return "unknown";
+  }
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  out.close();
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write '", path, "'"));
+  return absl::OkStatus();
+}
+
+int Get(const GetOptions& options) {
+  int code = kExitOk;
+  auto connection = Connect(options.connection, code);
+  if (!connection) return code;
+  pb::GetBestConfigRequest request;
+  *request.mutable_problem() = ToProblem(options.problem);
+  *request.mutable_device() = ToSelector(options.problem);
+  request.set_include_source(!options.source_file.empty());
+  request.set_include_cubin(!options.cubin_file.empty());
+  request.set_on_miss(options.wait   ? pb::GetBestConfigRequest::WAIT_FOR_TUNING
+                      : options.tune ? pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE
+                                     : pb::GetBestConfigRequest::ANSWER_NOW);
+  pb::GetBestConfigResponse response;
+  // Waiting for a tuning job takes as long as the job: without --timeout, wait up to an hour.
+  std::optional<std::chrono::milliseconds> deadline;
+  if (options.wait && options.connection.deadline == client::ConnectionOptions().deadline) {
+    deadline = std::chrono::hours(1);
+  }
+  auto context = connection->NewContext(deadline);
+  auto status = connection->Convert(
+      connection->stub().GetBestConfig(context.get(), request, &response));
+  if (!status.ok()) return ReportError(status);
+  if (!options.source_file.empty()) {
+    if (auto s = WriteFile(options.source_file, response.source()); !s.ok()) {
+      return ReportError(s, kExitFailure);
+    }
+  }
+  if (!options.cubin_file.empty()) {
+    if (auto s = WriteFile(options.cubin_file, response.cubin()); !s.ok()) {
+      return ReportError(s, kExitFailure);
+    }
+  }
+  if (options.json) {
+    ordered_json j = ToJson(response);
+    // The files hold them; JSON would only repeat megabytes of text and base64.
+    if (!options.source_file.empty()) j["source"] = options.source_file;
+    if (!options.cubin_file.empty()) j["cubin"] = options.cubin_file;
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  const pb::LaunchGeometry& g = response.geometry();
+  std::cout << Describe(request.problem()) << "\n"
+            << "  match:     " << RungText(response) << "\n"
+            << "  kernel:    " << response.kernel() << "\n"
+            << "  params:    "
+            << FormatParams(Params(response.params().begin(), response.params().end())) << "\n"
+            << "  options:   " << absl::StrJoin(response.compile_options(), " ") << "\n"
+            << "  geometry:  grid " << absl::StrJoin(g.grid(), "x") << ", block "
+            << absl::StrJoin(g.block(), "x") << ", dynamic shared " << g.dynamic_shared_bytes()
+            << " B\n";
+  if (response.time_us() > 0) {
+    std::cout << "  time:      " << FormatDouble(response.time_us(), 2) << " us";
+    if (response.tflops() > 0) std::cout << ", " << FormatDouble(response.tflops(), 2) << " TFLOP/s";
+    if (response.gbps() > 0) std::cout << ", " << FormatDouble(response.gbps(), 1) << " GB/s";
+    if (response.percent_of_reference() > 0) {
+      std::cout << ", " << FormatDouble(response.percent_of_reference(), 1) << "% of reference";
+    }
+    std::cout << "\n";
+  } else {
+    std::cout << "  time:      not measured\n";
+  }
+  std::cout << "  source:    " << response.source_hash().substr(0, 16) << "\n";
+  for (const std::string& stale : response.stale()) {
+    std::cout << "  warning:   stale: " << stale << "\n";
+  }
+  if (!response.job_id().empty()) {
+    std::cout << "  tuning:    job " << response.job_id()
+              << (options.wait ? "" : " started in the background") << "\n";
+  }
+  if (!options.source_file.empty()) std::cout << "  wrote source to " << options.source_file << "\n";
+  if (!options.cubin_file.empty()) {
+    std::cout << "  wrote cubin (" << response.cubin().size() << " bytes) to "
+              << options.cubin_file << "\n";
+  }
+  return kExitOk;
+}
+
+struct ResultsOptions : ServerOptions {
+  ProblemOptions problem;
+  int top = 20;
+};
+
+int Results(const ResultsOptions& options) {
+  int code = kExitOk;
+  auto connection = Connect(options.connection, code);
+  if (!connection) return code;
+  pb::ListResultsRequest request;
+  *request.mutable_problem() = ToProblem(options.problem);
+  *request.mutable_device() = ToSelector(options.problem);
+  pb::ListResultsResponse response;
+  auto context = connection->NewContext();
+  auto status =
+      connection->Convert(connection->stub().ListResults(context.get(), request, &response));
+  if (!status.ok()) return ReportError(status);
+  std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
+  if (options.json) {
+    ordered_json j = ToJson(response);
+    j["rejected"] = RejectedJson(rows);
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << Describe(request.problem()) << " on "
+            << (response.device_model().empty() ? "(no device)" : response.device_model()) << ": "
+            << rows.size() << " rows\n";
+  if (rows.empty()) {
+    std::cout << "nothing measured for this problem; run `cutune sweep` on a GPU host\n";
+    return kExitOk;
+  }
+  std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+  return kExitOk;
+}
+
+std::string JobStateName(pb::JobProgress::State state) {
+  return absl::AsciiStrToLower(pb::JobProgress::State_Name(state));
+}
+
+int Jobs(const ServerOptions& options) {
+  int code = kExitOk;
+  auto connection = Connect(options.connection, code);
+  if (!connection) return code;
+  pb::ListJobsResponse response;
+  auto context = connection->NewContext();
+  auto status = connection->Convert(
+      connection->stub().ListJobs(context.get(), pb::ListJobsRequest(), &response));
+  if (!status.ok()) return ReportError(status);
+  if (options.json) {
+    std::cout << ToJson(response).dump(2) << "\n";
+    return kExitOk;
+  }
+  if (response.jobs_size() == 0) {
+    std::cout << "no jobs\n";
+    return kExitOk;
+  }
+  Table table({"job", "state", "problem", "done", "total", "best us", "elapsed s", "error"});
+  for (const pb::JobProgress& job : response.jobs()) {
+    table.Add({job.job_id(), JobStateName(job.state()), Describe(job.problem()),
+               std::to_string(job.done()), std::to_string(job.total()),
+               job.has_best() ? FormatDouble(job.best().time_us(), 2) : "",
+               FormatDouble(job.elapsed_seconds(), 1), OneLine(job.error())});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+struct CancelOptions : ServerOptions {
+  std::string job_id;
+};
+
+int Cancel(const CancelOptions& options) {
+  int code = kExitOk;
+  auto connection = Connect(options.connection, code);
+  if (!connection) return code;
+  pb::CancelJobRequest request;
+  request.set_job_id(options.job_id);
+  pb::CancelJobResponse response;
+  auto context = connection->NewContext();
+  auto status =
+      connection->Convert(connection->stub().CancelJob(context.get(), request, &response));
+  if (!status.ok()) return ReportError(status);
+  if (options.json) {
+    std::cout << ToJson(response).dump(2) << "\n";
+  } else {
+    std::cout << "job " << options.job_id << ": " << JobStateName(response.state()) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddQueryCommands(CLI::App& app, Context& context) {
+  {
+    auto options = std::make_shared<ServerOptions>();
+    CLI::App* cmd = app.add_subcommand("devices", "The daemon's GPUs and their state");
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Devices(*options); }; });
+  }
+  {
+    auto options = std::make_shared<GetOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "get", "The best known configuration for a problem, and how good the match is");
+    AddProblemOptions(cmd, options->problem);
+    cmd->add_option("--source", options->source_file, "Write the kernel source to FILE");
+    cmd->add_option("--cubin", options->cubin_file,
+                    "Write the compiled cubin for the device's architecture to FILE");
+    auto* tune = cmd->add_flag("--tune", options->tune,
+                               "On a miss, also start tuning in the background (admin token)");
+    cmd->add_flag("--wait", options->wait,
+                  "On a miss, tune now and answer when done (admin token; deadline --timeout, "
+                  "default 1 hour)")
+        ->excludes(tune);
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Get(*options); }; });
+  }
+  {
+    auto options = std::make_shared<ResultsOptions>();
+    CLI::App* cmd = app.add_subcommand(
+        "results", "Every stored measurement of a problem: ranked table and rejected candidates");
+    AddProblemOptions(cmd, options->problem);
+    cmd->add_option("--top", options->top, "Rows in the ranked table (0: all)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Results(*options); }; });
+  }
+  {
+    auto options = std::make_shared<ServerOptions>();
+    CLI::App* cmd = app.add_subcommand("jobs", "Tuning jobs queued, running and finished");
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Jobs(*options); }; });
+  }
+  {
+    auto options = std::make_shared<CancelOptions>();
+    CLI::App* cmd = app.add_subcommand("cancel", "Cancel a tuning job (admin token)");
+    cmd->add_option("job", options->job_id, "Job id (from `cutune jobs` or `sweep --no-wait`)")
+        ->required();
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Cancel(*options); }; });
+  }
+}
+
+}  // namespace cutune::cli

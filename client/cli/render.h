@@ -1,0 +1,55 @@
+// Terminal and machine output for the CLI: aligned tables, a progress bar that appears only on a
+// terminal, and one-line errors.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace cutune::cli {
+
+// A plain text table: a header row, then rows, columns padded to their widest cell. Numeric
+// columns (all cells parse as numbers) are right-aligned.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+  bool empty() const { return rows_.empty(); }
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// "[#######.....]  42/400  10.5%  ETA 3s  best 123.4 us" redrawn in place on a terminal; silent
+// when stdout is not one (CI logs and pipes stay clean).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled);
+  ~ProgressBar();
+  void Update(int64_t done, int64_t total, const std::string& suffix);
+  void Finish();
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+bool StdoutIsTerminal();
+
+// "error: NOT_FOUND: unknown family 'foo' (known: matmul, transpose)" on stderr; returns the exit
+// code matching the status.
+// Multi-line messages (compiler logs) are joined with "; " so the error stays one line.
+int ReportError(const absl::Status& status);
+// The same line with a caller-chosen exit code (a bad table file is 1, not a usage error).
+int ReportError(const absl::Status& status, int exit_code);
+int ExitCodeFor(const absl::Status& status);
+std::string OneLine(std::string_view text);
+
+std::string FormatDouble(double value, int precision);
+
+}  // namespace cutune::cli

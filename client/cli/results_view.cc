@@ -1,0 +1,106 @@
+#include "client/cli/results_view.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/render.h"
+
+namespace cutune::cli {
+
+Params ParamsOf(const pb::Measurement& row) {
+  return Params(row.params().begin(), row.params().end());
+}
+
+std::string OutcomeLabel(pb::Outcome outcome) {
+  std::string name = pb::Outcome_Name(outcome);
+  constexpr std::string_view kPrefix = "OUTCOME_";
+  if (name.rfind(kPrefix, 0) == 0) name = name.substr(kPrefix.size());
+  return absl::AsciiStrToLower(name);
+}
+
+bool UsesTflops(const std::vector<pb::Measurement>& rows) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [](const pb::Measurement& r) { return r.tflops() > 0; });
+}
+
+std::string Throughput(const pb::Measurement& row, bool tflops) {
+  return tflops ? absl::StrFormat("%.2f TFLOP/s", row.tflops())
+                : absl::StrFormat("%.1f GB/s", row.gbps());
+}
+
+std::vector<const pb::Measurement*> Ranked(const std::vector<pb::Measurement>& rows, int top) {
+  std::vector<const pb::Measurement*> ok;
+  for (const auto& row : rows) {
+    if (row.outcome() == pb::OUTCOME_OK) ok.push_back(&row);
+  }
+  std::stable_sort(ok.begin(), ok.end(), [](const pb::Measurement* a, const pb::Measurement* b) {
+    return a->time_us() < b->time_us();
+  });
+  if (top > 0 && ok.size() > static_cast<size_t>(top)) ok.resize(top);
+  return ok;
+}
+
+std::string RankedTable(const std::vector<pb::Measurement>& rows, int top) {
+  const bool tflops = UsesTflops(rows);
+  Table table({"#", "parameters", "time us", "spread %", tflops ? "TFLOP/s" : "GB/s", "% of ref",
+               "regs", "smem", "spills"});
+  int rank = 0;
+  for (const pb::Measurement* row : Ranked(rows, top)) {
+    table.Add({std::to_string(++rank), FormatParams(ParamsOf(*row)), FormatDouble(row->time_us(), 2),
+               FormatDouble(100 * row->rel_spread(), 2),
+               tflops ? FormatDouble(row->tflops(), 2) : FormatDouble(row->gbps(), 1),
+               row->percent_of_reference() > 0 ? FormatDouble(row->percent_of_reference(), 1) : "",
+               std::to_string(row->registers()), std::to_string(row->shared_bytes()),
+               std::to_string(row->spill_bytes())});
+  }
+  return table.empty() ? std::string("no valid candidate\n") : table.Render();
+}
+
+std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows) {
+  std::map<std::pair<std::string, std::string>, RejectedGroup> groups;
+  for (const auto& row : rows) {
+    if (row.outcome() == pb::OUTCOME_OK) continue;
+    std::string reason = row.detail().substr(0, row.detail().find('\n'));
+    if (reason.empty()) reason = "(no detail recorded)";
+    RejectedGroup& g = groups[{OutcomeLabel(row.outcome()), reason}];
+    if (g.count++ == 0) {
+      g.outcome = OutcomeLabel(row.outcome());
+      g.reason = reason;
+      g.example = FormatParams(ParamsOf(row));
+    }
+  }
+  std::vector<RejectedGroup> out;
+  for (auto& [key, g] : groups) out.push_back(std::move(g));
+  std::stable_sort(out.begin(), out.end(), [](const RejectedGroup& a, const RejectedGroup& b) {
+    return a.count > b.count;
+  });
+  return out;
+}
+
+std::string RejectedSummary(const std::vector<pb::Measurement>& rows) {
+  std::vector<RejectedGroup> groups = Rejected(rows);
+  if (groups.empty()) return "rejected: none\n";
+  int64_t total = 0;
+  for (const auto& g : groups) total += g.count;
+  Table table({"outcome", "count", "reason", "e.g."});
+  for (const auto& g : groups) {
+    std::string reason = g.reason.size() > 90 ? g.reason.substr(0, 87) + "..." : g.reason;
+    table.Add({g.outcome, std::to_string(g.count), reason, g.example});
+  }
+  return absl::StrCat("rejected: ", total, " candidates\n", table.Render());
+}
+
+nlohmann::ordered_json RejectedJson(const std::vector<pb::Measurement>& rows) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& g : Rejected(rows)) {
+    out.push_back({{"outcome", g.outcome}, {"reason", g.reason}, {"count", g.count},
+                   {"example", g.example}});
+  }
+  return out;
+}
+
+}  // namespace cutune::cli

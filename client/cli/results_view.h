@@ -1,0 +1,40 @@
+// How measurement rows are shown: the ranked table of the fastest valid candidates and the
+// summary of rejected ones by outcome and reason. Shared by `results`, `sweep` and `report`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cutune/v1/cutune.pb.h"
+#include "nlohmann/json.hpp"
+#include "server/core/types.h"
+
+namespace cutune::cli {
+
+namespace pb = ::cutune::v1;
+
+Params ParamsOf(const pb::Measurement& row);
+std::string OutcomeLabel(pb::Outcome outcome);  // "ok", "compile_failed", ...
+// Whether rows measure throughput in TFLOP/s (matmul) rather than GB/s (transpose).
+bool UsesTflops(const std::vector<pb::Measurement>& rows);
+std::string Throughput(const pb::Measurement& row, bool tflops);  // "3921.4 GB/s"
+
+// The `top` fastest ok rows (all when top <= 0), fastest first.
+std::vector<const pb::Measurement*> Ranked(const std::vector<pb::Measurement>& rows, int top);
+
+// "#  parameters  time (us)  spread  GB/s  % of ref  regs  smem  spills", fastest first.
+std::string RankedTable(const std::vector<pb::Measurement>& rows, int top);
+
+struct RejectedGroup {
+  std::string outcome;
+  std::string reason;  // first line of the rows' detail
+  int64_t count = 0;
+  std::string example;  // parameters of one such candidate
+};
+// Rows that are not ok, grouped by outcome and reason, largest group first.
+std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows);
+std::string RejectedSummary(const std::vector<pb::Measurement>& rows);
+nlohmann::ordered_json RejectedJson(const std::vector<pb::Measurement>& rows);
+
+}  // namespace cutune::cli

@@ -1,0 +1,214 @@
+// `cutune space show FAMILY` and `cutune space compile FAMILY --arch sm_90`: the search spaces,
+// and compiling every candidate locally (no daemon, no GPU needed).
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/commands.h"
+#include "client/cli/exit_codes.h"
+#include "client/cli/render.h"
+#include "kernels/family.h"
+#include "nlohmann/json.hpp"
+#include "server/compiler/cache.h"
+#include "server/compiler/pool.h"
+#include "server/tuner/compile_space.h"
+
+namespace cutune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json ParamsJson(const Params& params) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [name, value] : params) j[name] = value;
+  return j;
+}
+
+int ShowSpace(const std::string& name, bool json) {
+  auto family = kernels::GetFamily(name);
+  if (!family.ok()) return ReportError(family.status());
+  const kernels::Space& space = (*family)->default_space();
+  int64_t valid = 0;
+  space.ForEachValid([&](uint64_t, const Params&) { ++valid; });
+  if (json) {
+    ordered_json j;
+    j["family"] = std::string((*family)->name());
+    j["description"] = std::string((*family)->description());
+    j["dims"] = (*family)->dims();
+    j["source_hash"] = (*family)->source_hash();
+    j["space_version"] = (*family)->space_version();
+    ordered_json params = ordered_json::array();
+    for (const auto& p : space.parameters()) {
+      params.push_back({{"name", p.name}, {"values", p.values}, {"help", p.help}});
+    }
+    j["parameters"] = params;
+    ordered_json constraints = ordered_json::array();
+    for (const auto& c : space.constraints()) constraints.push_back(c.text);
+    j["constraints"] = constraints;
+    j["cartesian_size"] = space.CartesianSize();
+    j["valid_size"] = valid;
+    j["baseline"] = ParamsJson((*family)->baseline());
+    std::cout << j.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << (*family)->name() << ": " << (*family)->description() << "\n"
+            << "shape: " << absl::StrJoin((*family)->dims(), " x ") << "\n"
+            << "source hash: " << (*family)->source_hash().substr(0, 16) << "  space version "
+            << (*family)->space_version() << "\n\n";
+  Table table({"parameter", "values", "meaning"});
+  for (const auto& p : space.parameters()) {
+    table.Add({p.name, absl::StrJoin(p.values, " "), p.help});
+  }
+  std::cout << table.Render() << "\nconstraints:\n";
+  for (const auto& c : space.constraints()) std::cout << "  - " << c.text << "\n";
+  std::cout << "\nsize: " << space.CartesianSize() << " combinations, " << valid
+            << " valid candidates\n"
+            << "baseline (seed kernel): " << FormatParams((*family)->baseline()) << "\n";
+  return kExitOk;
+}
+
+struct ShowOptions {
+  std::string family;
+  bool json = false;
+};
+
+struct CompileOptions {
+  std::string family;
+  std::string arch = "sm_90";
+  bool json = false;
+  bool no_cache = false;
+  int threads = 0;
+};
+
+int CompileSpace(const CompileOptions& options) {
+  const std::string& arch = options.arch;
+  const bool json = options.json;
+  auto family = kernels::GetFamily(options.family);
+  if (!family.ok()) return ReportError(family.status());
+  std::optional<compiler::CompileCache> cache;
+  if (!options.no_cache) {
+    auto dir = compiler::DefaultCacheDirectory();
+    if (dir.ok()) {
+      auto opened = compiler::CompileCache::Open(*dir);
+      if (opened.ok()) cache = std::move(*opened);
+    }
+  }
+  compiler::CachingCompiler compiler(std::move(cache));
+  compiler::CompilePool pool(compiler, options.threads);
+  ProgressBar bar(!json && StdoutIsTerminal());
+  auto compiled = tuner::CompileSpace(
+      **family, (*family)->default_space(), arch, pool,
+      [&](const tuner::CompileReport& report, size_t done, size_t total) {
+        bar.Update(static_cast<int64_t>(done), static_cast<int64_t>(total),
+                   FormatParams(report.params));
+      });
+  bar.Finish();
+  if (!compiled.ok()) return ReportError(compiled.status());
+
+  std::map<Outcome, int64_t> counts;
+  std::map<std::string, int64_t> prune_reasons;
+  int64_t spilling = 0, cache_hits = 0;
+  double compile_ms = 0;
+  for (const auto& c : compiled->candidates) {
+    ++counts[c.outcome];
+    if (c.outcome == Outcome::kPruned) ++prune_reasons[c.detail];
+    if (c.resources.spill_store_bytes + c.resources.spill_load_bytes > 0) ++spilling;
+    if (c.from_cache) ++cache_hits;
+    compile_ms += c.compile_ms;
+  }
+  if (json) {
+    ordered_json j;
+    j["family"] = std::string((*family)->name());
+    j["arch"] = compiled->arch;
+    ordered_json rows = ordered_json::array();
+    for (const auto& c : compiled->candidates) {
+      rows.push_back({{"params", ParamsJson(c.params)},
+                      {"status", std::string(OutcomeName(c.outcome))},
+                      {"registers", c.resources.registers},
+                      {"shared_bytes", c.resources.static_shared_bytes},
+                      {"stack_bytes", c.resources.stack_bytes},
+                      {"spill_store_bytes", c.resources.spill_store_bytes},
+                      {"spill_load_bytes", c.resources.spill_load_bytes},
+                      {"compile_ms", c.compile_ms},
+                      {"cached", c.from_cache},
+                      {"detail", c.detail}});
+    }
+    j["candidates"] = rows;
+    ordered_json summary;
+    summary["cartesian_size"] = compiled->cartesian;
+    summary["invalid"] = compiled->invalid;
+    summary["candidates"] = compiled->candidates.size();
+    for (Outcome o : kAllOutcomes) {
+      if (counts[o]) summary[std::string(OutcomeName(o))] = counts[o];
+    }
+    summary["spilling"] = spilling;
+    summary["cache_hits"] = cache_hits;
+    summary["compile_ms_total"] = compile_ms;
+    summary["wall_seconds"] = compiled->wall_seconds;
+    j["summary"] = summary;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    Table table({"#", "parameters", "status", "regs", "smem", "stack", "spills", "ms", "note"});
+    int index = 0;
+    for (const auto& c : compiled->candidates) {
+      std::string note = c.outcome == Outcome::kOk ? (c.from_cache ? "cached" : "")
+                                                   : c.detail.substr(0, c.detail.find('\n'));
+      table.Add({std::to_string(index++), FormatParams(c.params),
+                 std::string(OutcomeName(c.outcome)),
+                 c.outcome == Outcome::kCompileFailed ? "" : std::to_string(c.resources.registers),
+                 std::to_string(c.resources.static_shared_bytes),
+                 std::to_string(c.resources.stack_bytes),
+                 std::to_string(c.resources.spill_store_bytes + c.resources.spill_load_bytes),
+                 FormatDouble(c.compile_ms, 1), note});
+    }
+    std::cout << table.Render();
+    std::cout << absl::StrFormat(
+        "\n%s for %s: %d candidates (%d combinations, %d break a constraint)\n"
+        "  compiled %d, pruned %d, compile failed %d; %d spill; %d from cache\n"
+        "  NVRTC time %.1f s on %d threads, wall %.1f s\n",
+        std::string((*family)->name()), compiled->arch, compiled->candidates.size(),
+        compiled->cartesian, compiled->invalid, counts[Outcome::kOk], counts[Outcome::kPruned],
+        counts[Outcome::kCompileFailed], spilling, cache_hits, compile_ms / 1000, pool.threads(),
+        compiled->wall_seconds);
+    for (const auto& [reason, n] : prune_reasons) {
+      std::cout << "  pruned " << n << ": " << reason << "\n";
+    }
+  }
+  return counts[Outcome::kCompileFailed] > 0 ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+void AddSpaceCommands(CLI::App& app, Context& context) {
+  CLI::App* space = app.add_subcommand("space", "Inspect and compile kernel search spaces (no GPU)");
+  space->require_subcommand(1);
+  {
+    auto options = std::make_shared<ShowOptions>();
+    CLI::App* show =
+        space->add_subcommand("show", "Parameters, constraints and size of a family's space");
+    show->add_option("family", options->family, "Kernel family (transpose, matmul)")->required();
+    show->add_flag("--json", options->json, "Machine-readable output");
+    show->callback([&context, options] {
+      context.action = [options] { return ShowSpace(options->family, options->json); };
+    });
+  }
+  {
+    auto options = std::make_shared<CompileOptions>();
+    CLI::App* compile = space->add_subcommand(
+        "compile", "Compile every candidate locally for an architecture and report resources");
+    compile->add_option("family", options->family, "Kernel family (transpose, matmul)")
+        ->required();
+    compile->add_option("--arch", options->arch, "Target architecture, e.g. sm_80, sm_90")
+        ->capture_default_str();
+    compile->add_flag("--json", options->json, "Machine-readable output");
+    compile->add_option("--threads", options->threads, "Compile threads (0: one per core)");
+    compile->add_flag("--no-cache", options->no_cache, "Bypass the on-disk compile cache");
+    compile->callback([&context, options] {
+      context.action = [options] { return CompileSpace(*options); };
+    });
+  }
+}
+
+}  // namespace cutune::cli

@@ -1,0 +1,258 @@
+// `cutune sweep FAMILY --shape ...`: starts a tuning job, follows its progress (a bar on a
+// terminal), and ends with the ranked table of the fastest candidates and the rejected ones by
+// reason. Ctrl-C cancels the job on the daemon.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/commands.h"
+#include "client/cli/exit_codes.h"
+#include "client/cli/json.h"
+#include "client/cli/render.h"
+#include "client/cli/results_view.h"
+
+namespace cutune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct SweepOptions {
+  client::ConnectionOptions connection;
+  ProblemOptions problem;
+  std::string strategy;
+  int max_evals = 0;
+  double max_seconds = 0;
+  std::vector<std::string> params;  // "name=v1,v2"
+  std::string idempotency_key;
+  uint64_t seed = 0;
+  int top = 10;
+  bool no_wait = false;
+  bool json = false;
+};
+
+std::atomic<bool> interrupted{false};
+
+extern "C" void OnInterrupt(int) { interrupted.store(true); }
+
+// "tile=32,64" -> {"tile", {32, 64}}; empty string on success from the validator.
+std::string ParseOverride(const std::string& text, std::string* name, std::vector<int64_t>* values) {
+  std::pair<std::string, std::string> kv = absl::StrSplit(text, absl::MaxSplits('=', 1));
+  if (kv.first.empty() || kv.second.empty()) {
+    return absl::StrCat("expected NAME=V1,V2,... got '", text, "'");
+  }
+  for (absl::string_view part : absl::StrSplit(kv.second, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(part, &v)) {
+      return absl::StrCat("'", std::string(part), "' in '", text, "' is not an integer");
+    }
+    if (values) values->push_back(v);
+  }
+  if (name) *name = kv.first;
+  return "";
+}
+
+std::string Suffix(const pb::JobProgress& p) {
+  std::string out = absl::StrFormat("ETA %.0fs", p.eta_seconds());
+  if (p.has_best() && p.best().time_us() > 0) {
+    absl::StrAppendFormat(&out, "  best %.2f us", p.best().time_us());
+    if (p.best().percent_of_reference() > 0) {
+      absl::StrAppendFormat(&out, " (%.1f%%)", p.best().percent_of_reference());
+    }
+  }
+  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
+  for (const auto& [outcome, count] : counts) absl::StrAppend(&out, "  ", outcome, " ", count);
+  return out;
+}
+
+std::string Counts(const pb::JobProgress& p) {
+  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
+  std::string out;
+  for (const auto& [outcome, count] : counts) {
+    absl::StrAppend(&out, out.empty() ? "" : ", ", outcome, " ", count);
+  }
+  return out.empty() ? "none" : out;
+}
+
+int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
+  pb::CancelJobRequest request;
+  request.set_job_id(job_id);
+  pb::CancelJobResponse response;
+  auto context = connection.NewContext();
+  auto status = connection.Convert(connection.stub().CancelJob(context.get(), request, &response));
+  if (!status.ok()) {
+    ReportError(status);
+  } else {
+    std::cerr << "interrupted: job " << job_id << " "
+              << absl::AsciiStrToLower(pb::JobProgress::State_Name(response.state())) << "\n";
+  }
+  return kExitInterrupted;
+}
+
+int Sweep(const SweepOptions& options) {
+  auto opened = client::Connection::Open(options.connection);
+  if (!opened.ok()) return ReportError(opened.status());
+  client::Connection& connection = **opened;
+
+  pb::StartTuningRequest request;
+  *request.mutable_problem() = ToProblem(options.problem);
+  *request.mutable_device() = ToSelector(options.problem);
+  request.set_strategy(options.strategy);
+  request.mutable_budget()->set_max_evaluations(options.max_evals);
+  request.mutable_budget()->set_max_seconds(options.max_seconds);
+  for (const std::string& text : options.params) {
+    std::string name;
+    std::vector<int64_t> values;
+    ParseOverride(text, &name, &values);  // validated while parsing the command line
+    auto& list = (*request.mutable_space()->mutable_values())[name];
+    for (int64_t v : values) list.add_values(v);
+  }
+  request.set_idempotency_key(options.idempotency_key);
+  request.set_seed(options.seed);
+  pb::StartTuningResponse started;
+  {
+    auto context = connection.NewContext();
+    auto status =
+        connection.Convert(connection.stub().StartTuning(context.get(), request, &started));
+    if (!status.ok()) return ReportError(status);
+  }
+  const std::string& job_id = started.job_id();
+  if (options.no_wait) {
+    if (options.json) {
+      std::cout << ToJson(started).dump(2) << "\n";
+    } else {
+      std::cout << job_id << "\n";
+    }
+    return kExitOk;
+  }
+  if (!options.json) {
+    std::cout << "job " << job_id << (started.merged() ? " (joined an identical job)" : "")
+              << ": " << Describe(request.problem()) << "\n"
+              << std::flush;
+  }
+
+  struct sigaction action = {};
+  action.sa_handler = OnInterrupt;
+  sigaction(SIGINT, &action, nullptr);
+  pb::WatchJobRequest watch;
+  watch.set_job_id(job_id);
+  auto context = connection.NewContext(std::chrono::milliseconds(0));
+  std::atomic<bool> finished{false};
+  // Read() blocks inside gRPC; this thread turns Ctrl-C into a cancelled stream.
+  std::thread canceller([&] {
+    while (!finished.load()) {
+      if (interrupted.load()) {
+        context->TryCancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  pb::JobProgress last;
+  bool got_any = false;
+  grpc::Status stream_status;
+  {
+    ProgressBar bar(!options.json && StdoutIsTerminal());
+    auto reader = connection.stub().WatchJob(context.get(), watch);
+    pb::JobProgress progress;
+    while (reader->Read(&progress)) {
+      last = progress;
+      got_any = true;
+      bar.Update(progress.done(), progress.total(), Suffix(progress));
+    }
+    stream_status = reader->Finish();
+  }
+  finished.store(true);
+  canceller.join();
+  signal(SIGINT, SIG_DFL);
+  if (interrupted.load()) return CancelOnDaemon(connection, job_id);
+  if (!stream_status.ok()) return ReportError(connection.Convert(stream_status));
+  if (!got_any) {
+    return ReportError(absl::InternalError(absl::StrCat("job ", job_id, ": no progress received")));
+  }
+
+  if (last.state() == pb::JobProgress::FAILED) {
+    return ReportError(absl::AbortedError(
+                           absl::StrCat("sweep job ", job_id, " failed: ", OneLine(last.error()))),
+                       kExitFailure);
+  }
+  if (last.state() == pb::JobProgress::CANCELLED) {
+    return ReportError(absl::CancelledError(absl::StrCat("sweep job ", job_id, " was cancelled")),
+                       kExitFailure);
+  }
+
+  pb::ListResultsRequest results_request;
+  *results_request.mutable_problem() = request.problem();
+  *results_request.mutable_device() = request.device();
+  pb::ListResultsResponse results;
+  {
+    auto results_context = connection.NewContext();
+    auto status = connection.Convert(
+        connection.stub().ListResults(results_context.get(), results_request, &results));
+    if (!status.ok()) return ReportError(status);
+  }
+  std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
+  const bool any_ok = !Ranked(rows, 1).empty();
+  if (options.json) {
+    ordered_json j;
+    j["job"] = ToJson(last);
+    j["device_model"] = results.device_model();
+    ordered_json top = ordered_json::array();
+    for (const pb::Measurement* row : Ranked(rows, options.top)) top.push_back(ToJson(*row));
+    j["top"] = std::move(top);
+    j["rejected"] = RejectedJson(rows);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::cout << absl::StrFormat("%s on %s: %d of %d candidates in %.1f s (%s)\n",
+                                 Describe(request.problem()), results.device_model(), last.done(),
+                                 last.total(), last.elapsed_seconds(), Counts(last));
+    if (last.reference_us() > 0) {
+      std::cout << absl::StrFormat("reference: %s %.2f us\n", last.reference_name(),
+                                   last.reference_us());
+    }
+    std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+  }
+  if (!any_ok) {
+    std::cerr << "error: sweep job " << job_id << " found no valid candidate\n";
+    return kExitNoResult;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddSweepCommand(CLI::App& app, Context& context) {
+  auto options = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "sweep", "Tune a problem on the daemon's GPU: progress, ranked table, rejected candidates");
+  AddProblemOptions(cmd, options->problem);
+  cmd->add_option("--strategy", options->strategy, "Search strategy: brute_force (default), random, ...");
+  cmd->add_option("--max-evals", options->max_evals, "Stop after this many candidates (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-seconds", options->max_seconds, "Stop after this long (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--param", options->params,
+                  "Narrow the space: NAME=V1,V2,... (repeatable), e.g. --param tile=32,64")
+      ->check(CLI::Validator(
+          [](std::string& text) { return ParseOverride(text, nullptr, nullptr); }, "NAME=V1,V2"));
+  cmd->add_option("--idempotency-key", options->idempotency_key,
+                  "Retrying with the same key returns the job it first created");
+  cmd->add_option("--seed", options->seed, "Seed of randomized strategies (0: the daemon's)");
+  cmd->add_option("--top", options->top, "Rows in the final ranked table")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-wait", options->no_wait, "Print the job id and return at once");
+  cmd->add_flag("--json", options->json, "Machine-readable final result (no progress bar)");
+  AddConnectionOptions(cmd, options->connection);
+  cmd->callback([&context, options] { context.action = [options] { return Sweep(*options); }; });
+}
+
+}  // namespace cutune::cli

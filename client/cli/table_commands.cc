@@ -1,0 +1,183 @@
+// `cutune table export | import | diff`: tuning tables (docs/tables.md). Export and import go
+// through the daemon; diff is local and needs no daemon.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "client/cli/commands.h"
+#include "client/cli/exit_codes.h"
+#include "client/cli/json.h"
+#include "client/cli/render.h"
+#include "server/core/strings.h"
+#include "server/store/tables.h"
+
+namespace cutune::cli {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A table file that is missing or malformed is a failed request (1), not a usage error: the
+// command line was fine, the file was not.
+int TableFileError(const absl::Status& status) { return ReportError(status, kExitFailure); }
+
+struct ExportOptions {
+  client::ConnectionOptions connection;
+  std::string model;
+  bool rows = false;
+  std::string output;
+};
+
+int Export(const ExportOptions& options) {
+  auto connection = client::Connection::Open(options.connection);
+  if (!connection.ok()) return ReportError(connection.status());
+  pb::ExportTableRequest request;
+  request.set_device_model(options.model);
+  request.set_include_rows(options.rows);
+  pb::ExportTableResponse response;
+  auto context = (*connection)->NewContext();
+  auto status = (*connection)->Convert(
+      (*connection)->stub().ExportTable(context.get(), request, &response));
+  if (!status.ok()) return ReportError(status);
+  if (options.output.empty() || options.output == "-") {
+    std::cout << response.json();
+    return kExitOk;
+  }
+  std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
+  out << response.json();
+  out.close();
+  if (!out) return ReportError(absl::PermissionDeniedError(
+                                   absl::StrCat("cannot write '", options.output, "'")),
+                               kExitFailure);
+  std::cerr << "wrote " << options.output << " (" << response.json().size() << " bytes)\n";
+  return kExitOk;
+}
+
+struct ImportOptions {
+  client::ConnectionOptions connection;
+  std::string file;
+  std::string policy = "keep-faster";
+  bool json = false;
+};
+
+int Import(const ImportOptions& options) {
+  auto text = ReadFile(options.file);
+  if (!text.ok()) return TableFileError(text.status());
+  auto connection = client::Connection::Open(options.connection);
+  if (!connection.ok()) return ReportError(connection.status());
+  pb::ImportTableRequest request;
+  request.set_json(*text);
+  request.set_policy(options.policy == "keep-newer"         ? pb::ImportTableRequest::KEEP_NEWER
+                     : options.policy == "fail-on-conflict" ? pb::ImportTableRequest::FAIL_ON_CONFLICT
+                                                            : pb::ImportTableRequest::KEEP_FASTER);
+  pb::ImportTableResponse response;
+  auto context = (*connection)->NewContext();
+  auto status = (*connection)->Convert(
+      (*connection)->stub().ImportTable(context.get(), request, &response));
+  if (!status.ok()) {
+    // The daemon validates the file: its INVALID_ARGUMENT names the problem in the file, and
+    // ALREADY_EXISTS is a conflict under fail-on-conflict.
+    if (status.code() == absl::StatusCode::kInvalidArgument ||
+        status.code() == absl::StatusCode::kAlreadyExists) {
+      return TableFileError(absl::Status(
+          status.code(), absl::StrCat(options.file, ": ", status.message())));
+    }
+    return ReportError(status);
+  }
+  if (options.json) {
+    std::cout << ToJson(response).dump(2) << "\n";
+  } else {
+    std::cout << absl::StrFormat(
+        "imported %s: %d winners added, %d replaced, %d kept; %d rows added\n", options.file,
+        response.winners_added(), response.winners_replaced(), response.winners_kept(),
+        response.rows_added());
+  }
+  return kExitOk;
+}
+
+struct DiffOptions {
+  std::string a;
+  std::string b;
+  bool json = false;
+  std::optional<double> fail_on_regression;
+};
+
+int Diff(const DiffOptions& options) {
+  auto a = ReadFile(options.a);
+  if (!a.ok()) return TableFileError(a.status());
+  auto b = ReadFile(options.b);
+  if (!b.ok()) return TableFileError(b.status());
+  auto diff = store::DiffTables(*a, *b);
+  if (!diff.ok()) {
+    // DiffTables says "A: ..." or "B: ...": name the file instead.
+    std::string message(ToStd(diff.status().message()));
+    if (message.rfind("A: ", 0) == 0) message = absl::StrCat(options.a, ": ", message.substr(3));
+    if (message.rfind("B: ", 0) == 0) message = absl::StrCat(options.b, ": ", message.substr(3));
+    return TableFileError(absl::Status(diff.status().code(), message));
+  }
+  std::cout << (options.json ? diff->ToJson() : diff->ToText());
+  if (options.fail_on_regression) {
+    auto regressions = diff->Regressions(*options.fail_on_regression);
+    if (!options.json && !regressions.empty()) {
+      std::cerr << "error: " << regressions.size() << " regression(s) beyond "
+                << *options.fail_on_regression << "%\n";
+    }
+    return regressions.empty() ? kExitOk : kExitDiff;
+  }
+  for (const auto& entry : diff->entries) {
+    if (entry.change != store::TableDiffEntry::Change::kSame) return kExitDiff;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTableCommands(CLI::App& app, Context& context) {
+  CLI::App* table = app.add_subcommand(
+      "table", "Tuning tables: export from a daemon, import into one, diff two files");
+  table->require_subcommand(1);
+  {
+    auto options = std::make_shared<ExportOptions>();
+    CLI::App* cmd = table->add_subcommand("export", "Write the daemon's tuning table (JSON)");
+    cmd->add_option("--model", options->model, "Only this device model (default: every model)");
+    cmd->add_flag("--rows", options->rows, "Also every finished sweep with all its rows");
+    cmd->add_option("-o,--output", options->output, "Write to FILE (default: stdout)");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Export(*options); }; });
+  }
+  {
+    auto options = std::make_shared<ImportOptions>();
+    CLI::App* cmd = table->add_subcommand("import", "Merge a tuning table file into the daemon (admin token)");
+    cmd->add_option("file", options->file, "Table file (JSON, docs/tables.md)")->required();
+    cmd->add_option("--policy", options->policy,
+                    "On a key both have: keep-faster, keep-newer, or fail-on-conflict")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"keep-faster", "keep-newer", "fail-on-conflict"}));
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    AddConnectionOptions(cmd, options->connection);
+    cmd->callback([&context, options] { context.action = [options] { return Import(*options); }; });
+  }
+  {
+    auto options = std::make_shared<DiffOptions>();
+    CLI::App* cmd = table->add_subcommand(
+        "diff",
+        "Compare two table files (local, no daemon). Exit 6 when they differ; with "
+        "--fail-on-regression only when a winner got slower by more than PCT percent");
+    cmd->add_option("a", options->a, "Old table file")->required();
+    cmd->add_option("b", options->b, "New table file")->required();
+    cmd->add_flag("--json", options->json, "Machine-readable output");
+    cmd->add_option("--fail-on-regression", options->fail_on_regression,
+                    "Exit 6 only if a winner in both is slower in B by more than PCT percent")
+        ->check(CLI::NonNegativeNumber);
+    cmd->callback([&context, options] { context.action = [options] { return Diff(*options); }; });
+  }
+}
+
+}  // namespace cutune::cli
