@@ -130,9 +130,9 @@ absl::Status Migrate(Db& db) {
   absl::StatusOr<int64_t> version = db.QueryInt("PRAGMA user_version");
   if (!version.ok()) return version.status();
   if (*version > kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "database schema version ", *version, " is newer than this cutune supports (",
-        kSchemaVersion, "); upgrade cutune or use another database path"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("database schema version ", *version, " is newer than this cutune supports (",
+                     kSchemaVersion, "); upgrade cutune or use another database path"));
   }
   if (*version < 0) {
     return absl::DataLossError(absl::StrCat("database has invalid schema version ", *version));
@@ -152,8 +152,8 @@ absl::Status Migrate(Db& db) {
       continue;
     }
     if (absl::Status s = db.Exec(kSteps[v]); !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("migrating schema ", v, " -> ", v + 1, ": ",
-                                                 s.message()));
+      return absl::Status(s.code(),
+                          absl::StrCat("migrating schema ", v, " -> ", v + 1, ": ", s.message()));
     }
     if (absl::Status s = db.Exec(absl::StrCat("PRAGMA user_version = ", v + 1)); !s.ok()) return s;
     if (absl::Status s = txn->Commit(); !s.ok()) return s;

@@ -118,8 +118,8 @@ absl::StatusOr<bool> Stmt::Step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  return SqliteStatus(db_, rc, absl::StrCat("step '", std::string(sqlite3_sql(stmt_)).substr(0, 60),
-                                            "'"));
+  return SqliteStatus(db_, rc,
+                      absl::StrCat("step '", std::string(sqlite3_sql(stmt_)).substr(0, 60), "'"));
 }
 
 absl::Status Stmt::Run() {

@@ -44,7 +44,8 @@ class Stmt {
  public:
   static absl::StatusOr<Stmt> Prepare(const Db& db, std::string_view sql);
   Stmt(Stmt&& other) noexcept
-      : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)),
+      : db_(other.db_),
+        stmt_(std::exchange(other.stmt_, nullptr)),
         bind_status_(std::move(other.bind_status_)) {}
   Stmt& operator=(Stmt&&) = delete;
   Stmt(const Stmt&) = delete;

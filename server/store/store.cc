@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <tuple>
 #include <map>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
@@ -38,8 +38,8 @@ absl::StatusOr<SweepStatus> ParseSweepStatus(std::string_view name) {
                         SweepStatus::kCancelled}) {
     if (SweepStatusName(s) == name) return s;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown sweep status '", std::string(name), "' (running, succeeded, failed, cancelled)"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown sweep status '", std::string(name),
+                                                 "' (running, succeeded, failed, cancelled)"));
 }
 
 std::string_view LookupRungName(LookupRung rung) {
@@ -109,10 +109,12 @@ void BindMeasurement(Stmt& stmt, int first, const Measurement& m) {
 absl::StatusOr<Measurement> ReadMeasurement(const Stmt& stmt, int first) {
   Measurement m;
   absl::StatusOr<Params> params = ParseParams(stmt.Text(first));
-  if (!params.ok()) return absl::DataLossError(absl::StrCat("stored row: ", params.status().message()));
+  if (!params.ok())
+    return absl::DataLossError(absl::StrCat("stored row: ", params.status().message()));
   m.params = *std::move(params);
   absl::StatusOr<Outcome> outcome = ParseOutcome(stmt.Text(first + 1));
-  if (!outcome.ok()) return absl::DataLossError(absl::StrCat("stored row: ", outcome.status().message()));
+  if (!outcome.ok())
+    return absl::DataLossError(absl::StrCat("stored row: ", outcome.status().message()));
   m.outcome = *outcome;
   m.detail = stmt.Text(first + 2);
   m.resources.registers = static_cast<int>(stmt.Int(first + 3));
@@ -136,13 +138,13 @@ absl::Status ValidateMeasurement(const Measurement& m) {
   for (double v : {m.timing.median_us, m.timing.min_us, m.timing.rel_spread, m.gbps, m.tflops,
                    m.percent_of_reference, m.compile_ms}) {
     if (!std::isfinite(v) || v < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "measurement of '", FormatParams(m.params), "' has a negative or non-finite figure"));
+      return absl::InvalidArgumentError(absl::StrCat("measurement of '", FormatParams(m.params),
+                                                     "' has a negative or non-finite figure"));
     }
   }
   if (m.outcome == Outcome::kOk && (m.timing.samples <= 0 || m.timing.median_us <= 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "ok measurement of '", FormatParams(m.params), "' needs samples > 0 and a median > 0"));
+    return absl::InvalidArgumentError(absl::StrCat("ok measurement of '", FormatParams(m.params),
+                                                   "' needs samples > 0 and a median > 0"));
   }
   return absl::OkStatus();
 }
@@ -230,17 +232,20 @@ absl::StatusOr<SweepInfo> ReadSweep(const Stmt& stmt) {
   info.gpu_uuid = stmt.Text(2);
   info.family = stmt.Text(3);
   absl::StatusOr<Shape> shape = ParseShape(stmt.Text(4));
-  if (!shape.ok()) return absl::DataLossError(absl::StrCat("stored sweep: ", shape.status().message()));
+  if (!shape.ok())
+    return absl::DataLossError(absl::StrCat("stored sweep: ", shape.status().message()));
   info.shape = *std::move(shape);
   absl::StatusOr<DType> dtype = ParseDType(stmt.Text(5));
-  if (!dtype.ok()) return absl::DataLossError(absl::StrCat("stored sweep: ", dtype.status().message()));
+  if (!dtype.ok())
+    return absl::DataLossError(absl::StrCat("stored sweep: ", dtype.status().message()));
   info.dtype = *dtype;
   info.provenance.driver_version = static_cast<int>(stmt.Int(6));
   info.provenance.nvrtc_version = stmt.Text(7);
   info.provenance.source_hash = stmt.Text(8);
   info.provenance.space_version = static_cast<int>(stmt.Int(9));
   absl::StatusOr<SweepStatus> status = ParseSweepStatus(stmt.Text(10));
-  if (!status.ok()) return absl::DataLossError(absl::StrCat("stored sweep: ", status.status().message()));
+  if (!status.ok())
+    return absl::DataLossError(absl::StrCat("stored sweep: ", status.status().message()));
   info.status = *status;
   info.started_at_ms = stmt.Int(11);
   if (!stmt.IsNull(12)) info.finished_at_ms = stmt.Int(12);
@@ -292,8 +297,8 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
     absl::StatusOr<Shape> shape = ParseShape(stmt->Text(6));
     absl::StatusOr<DType> dtype = ParseDType(stmt->Text(7));
     if (!shape.ok() || !dtype.ok()) {
-      return absl::DataLossError(absl::StrCat("stored winner has a bad shape or dtype: ",
-                                              stmt->Text(6), " ", stmt->Text(7)));
+      return absl::DataLossError(absl::StrCat(
+          "stored winner has a bad shape or dtype: ", stmt->Text(6), " ", stmt->Text(7)));
     }
     w.shape = *std::move(shape);
     w.dtype = *dtype;
@@ -311,9 +316,9 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
 }
 
 absl::StatusOr<std::vector<StoredRow>> QuerySweepRows(Db& db, int64_t sweep_id) {
-  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db, absl::StrCat("SELECT sweep_id, measured_at_ms, ", kMeasurementCols,
-                       " FROM rows WHERE sweep_id = ?1 ORDER BY params"));
+  absl::StatusOr<Stmt> stmt =
+      Stmt::Prepare(db, absl::StrCat("SELECT sweep_id, measured_at_ms, ", kMeasurementCols,
+                                     " FROM rows WHERE sweep_id = ?1 ORDER BY params"));
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, sweep_id);
   std::vector<StoredRow> out;
@@ -365,9 +370,10 @@ absl::StatusOr<std::optional<ExistingWinner>> FindWinner(Db& db, int64_t model_i
                                                          std::string_view source_hash,
                                                          const Shape& shape, DType dtype) {
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db, "SELECT provenance_id, space_version, params, median_us, measured_at_ms FROM winners "
-          "WHERE device_model_id = ?1 AND family = ?2 AND source_hash = ?3 AND shape = ?4 AND "
-          "dtype = ?5");
+      db,
+      "SELECT provenance_id, space_version, params, median_us, measured_at_ms FROM winners "
+      "WHERE device_model_id = ?1 AND family = ?2 AND source_hash = ?3 AND shape = ?4 AND "
+      "dtype = ?5");
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, model_id)
       .Bind(2, family)
@@ -377,15 +383,14 @@ absl::StatusOr<std::optional<ExistingWinner>> FindWinner(Db& db, int64_t model_i
   absl::StatusOr<bool> row = stmt->Step();
   if (!row.ok()) return row.status();
   if (!*row) return std::optional<ExistingWinner>();
-  return std::optional<ExistingWinner>(ExistingWinner{stmt->Int(0),
-                                                      static_cast<int>(stmt->Int(1)),
-                                                      stmt->Text(2), stmt->Double(3),
-                                                      stmt->Int(4)});
+  return std::optional<ExistingWinner>(ExistingWinner{
+      stmt->Int(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Double(3), stmt->Int(4)});
 }
 
 std::string Describe(const Winner& w) {
   return absl::StrCat(w.device.name, " ", w.family, " ", FormatShape(w.shape), " ",
-                      ToAbsl(DTypeName(w.dtype)), " (source ", w.provenance.source_hash.substr(0, 12), ")");
+                      ToAbsl(DTypeName(w.dtype)), " (source ",
+                      w.provenance.source_hash.substr(0, 12), ")");
 }
 
 }  // namespace
@@ -426,9 +431,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     absl::StatusOr<bool> wal_row = wal->Step();
     if (!wal_row.ok()) return wal_row.status();
     if (!*wal_row || wal->Text(0) != "wal") {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "cannot use WAL journal for ", path, " (got '", *wal_row ? wal->Text(0) : "",
-          "'); is it on a network file system?"));
+      return absl::FailedPreconditionError(absl::StrCat("cannot use WAL journal for ", path,
+                                                        " (got '", *wal_row ? wal->Text(0) : "",
+                                                        "'); is it on a network file system?"));
     }
   }
   if (absl::Status s = writer->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
@@ -598,9 +603,9 @@ absl::Status Store::RecordMeasurement(int64_t sweep_id, const Measurement& measu
   if (!found.ok()) return found.status();
   if (!*found) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
   if (status->Text(0) != "running") {
-    return absl::FailedPreconditionError(
-        absl::StrCat("sweep ", sweep_id, " is ", status->Text(0), "; rows can only be added to a "
-                     "running sweep"));
+    return absl::FailedPreconditionError(absl::StrCat("sweep ", sweep_id, " is ", status->Text(0),
+                                                      "; rows can only be added to a "
+                                                      "running sweep"));
   }
   status->Reset();
   absl::StatusOr<Stmt> ins = Stmt::Prepare(
@@ -636,9 +641,10 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
     return absl::FailedPreconditionError(absl::StrCat("sweep ", sweep_id, " already finished as ",
                                                       ToAbsl(SweepStatusName(info.status))));
   }
-  absl::StatusOr<Stmt> update = Stmt::Prepare(
-      writer_, "UPDATE sweeps SET status = ?2, finished_at_ms = ?3, reference_name = ?4, "
-               "reference_us = ?5 WHERE id = ?1");
+  absl::StatusOr<Stmt> update =
+      Stmt::Prepare(writer_,
+                    "UPDATE sweeps SET status = ?2, finished_at_ms = ?3, reference_name = ?4, "
+                    "reference_us = ?5 WHERE id = ?1");
   if (!update.ok()) return update.status();
   update->Bind(1, sweep_id)
       .Bind(2, SweepStatusName(status))
@@ -648,10 +654,10 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   if (absl::Status s = update->Run(); !s.ok()) return s;
 
   FinishResult result;
-  absl::StatusOr<Stmt> best = Stmt::Prepare(
-      writer_, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
-                            " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' "
-                            "ORDER BY median_us, params LIMIT 1"));
+  absl::StatusOr<Stmt> best =
+      Stmt::Prepare(writer_, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
+                                          " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' "
+                                          "ORDER BY median_us, params LIMIT 1"));
   if (!best.ok()) return best.status();
   best->Bind(1, sweep_id);
   absl::StatusOr<bool> has_best = best->Step();
@@ -677,8 +683,8 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       if (!model_id.ok()) return model_id.status();
       absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, info.provenance);
       if (!prov_id.ok()) return prov_id.status();
-      absl::StatusOr<std::optional<ExistingWinner>> existing = FindWinner(
-          writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
+      absl::StatusOr<std::optional<ExistingWinner>> existing =
+          FindWinner(writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
       if (!existing.ok()) return existing.status();
       bool replace = !existing->has_value() || (*existing)->provenance_id != *prov_id ||
                      (*existing)->space_version != w.provenance.space_version ||
@@ -746,8 +752,9 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
 absl::StatusOr<std::vector<DeviceModel>> Store::ListDeviceModels() {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      reader_, "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
-               "ORDER BY name");
+      reader_,
+      "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
+      "ORDER BY name");
   if (!stmt.ok()) return stmt.status();
   std::vector<DeviceModel> out;
   while (true) {
@@ -770,9 +777,9 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<ReadSnapshot> snap = ReadSnapshot::Begin(reader_);
   if (!snap.ok()) return snap.status();
-  absl::StatusOr<std::vector<SweepInfo>> sweeps = QuerySweeps(
-      reader_, "WHERE s.status <> 'running' AND (?1 = '' OR m.name = ?1) ORDER BY s.id",
-      device_model);
+  absl::StatusOr<std::vector<SweepInfo>> sweeps =
+      QuerySweeps(reader_, "WHERE s.status <> 'running' AND (?1 = '' OR m.name = ?1) ORDER BY s.id",
+                  device_model);
   if (!sweeps.ok()) return sweeps.status();
   std::vector<SweepWithRows> out;
   for (SweepInfo& info : *sweeps) {
@@ -853,7 +860,8 @@ LookupResult Store::Lookup(const LookupQuery& query) const {
   result.measured_at_ms = best->measured_at_ms;
   const Provenance& then = best->provenance;
   if (now.driver_version != 0 && then.driver_version != now.driver_version) {
-    result.stale.push_back(absl::StrCat("driver ", then.driver_version, " != ", now.driver_version));
+    result.stale.push_back(
+        absl::StrCat("driver ", then.driver_version, " != ", now.driver_version));
   }
   if (!now.nvrtc_version.empty() && then.nvrtc_version != now.nvrtc_version) {
     result.stale.push_back(absl::StrCat("nvrtc ", then.nvrtc_version, " != ", now.nvrtc_version));
@@ -877,8 +885,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
   ImportStats stats;
 
   for (const DeviceModel& device : batch.devices) {
-    absl::StatusOr<Stmt> sel = Stmt::Prepare(
-        writer_, "SELECT cc_major, cc_minor FROM device_models WHERE name = ?1");
+    absl::StatusOr<Stmt> sel =
+        Stmt::Prepare(writer_, "SELECT cc_major, cc_minor FROM device_models WHERE name = ?1");
     if (!sel.ok()) return sel.status();
     sel->Bind(1, device.name);
     absl::StatusOr<bool> row = sel->Step();
@@ -900,8 +908,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
     if (!model_id.ok()) return model_id.status();
     absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, w.provenance);
     if (!prov_id.ok()) return prov_id.status();
-    absl::StatusOr<std::optional<ExistingWinner>> existing = FindWinner(
-        writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
+    absl::StatusOr<std::optional<ExistingWinner>> existing =
+        FindWinner(writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
     if (!existing.ok()) return existing.status();
     bool write = false;
     if (!existing->has_value()) {
@@ -911,19 +919,18 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
       const ExistingWinner& old = **existing;
       // Tables round figures to 6 significant digits, so re-importing an export of this very
       // store must count as the same measurement, not a conflict.
-      bool same = old.params == FormatParams(w.measurement.params) &&
-                  std::abs(old.median_us - w.measurement.timing.median_us) <=
-                      1e-5 * old.median_us &&
-                  old.measured_at_ms == w.measured_at_ms && old.provenance_id == *prov_id &&
-                  old.space_version == w.provenance.space_version;
+      bool same =
+          old.params == FormatParams(w.measurement.params) &&
+          std::abs(old.median_us - w.measurement.timing.median_us) <= 1e-5 * old.median_us &&
+          old.measured_at_ms == w.measured_at_ms && old.provenance_id == *prov_id &&
+          old.space_version == w.provenance.space_version;
       if (!same) {
         switch (policy) {
           case MergePolicy::kFailOnConflict:
             return absl::AlreadyExistsError(absl::StrCat(
                 "conflict at ", origin, ": the store already has a different winner for ",
                 Describe(w), " (", old.params, ", ", old.median_us, " us vs ",
-                FormatParams(w.measurement.params), ", ", w.measurement.timing.median_us,
-                " us)"));
+                FormatParams(w.measurement.params), ", ", w.measurement.timing.median_us, " us)"));
           case MergePolicy::kKeepFaster:
             write = w.measurement.timing.median_us < old.median_us;
             break;
@@ -945,7 +952,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
     const SweepInfo& info = batch.sweeps[i].info;
     const std::string origin = i < batch.sweep_origins.size() ? batch.sweep_origins[i] : "";
     if (info.status == SweepStatus::kRunning || !info.finished_at_ms) {
-      return absl::InvalidArgumentError(absl::StrCat(origin, ": only finished sweeps can be imported"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(origin, ": only finished sweeps can be imported"));
     }
     DeviceModel device;
     device.name = info.device_model;
@@ -955,9 +963,10 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
     if (!kernel_id.ok()) return kernel_id.status();
     absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, info.provenance);
     if (!prov_id.ok()) return prov_id.status();
-    absl::StatusOr<Stmt> dup = Stmt::Prepare(
-        writer_, "SELECT id FROM sweeps WHERE device_model_id = ?1 AND kernel_id = ?2 AND "
-                 "shape = ?3 AND dtype = ?4 AND started_at_ms = ?5");
+    absl::StatusOr<Stmt> dup =
+        Stmt::Prepare(writer_,
+                      "SELECT id FROM sweeps WHERE device_model_id = ?1 AND kernel_id = ?2 AND "
+                      "shape = ?3 AND dtype = ?4 AND started_at_ms = ?5");
     if (!dup.ok()) return dup.status();
     dup->Bind(1, *model_id)
         .Bind(2, *kernel_id)

@@ -127,7 +127,7 @@ struct LookupResult {
   double distance = 0;  // sum over dimensions of |log2(asked / tuned)|
   Shape tuned_shape;    // empty for kFamilyDefault
   std::string device_model;
-  Measurement winner;   // for kFamilyDefault: only params (the default) are set
+  Measurement winner;  // for kFamilyDefault: only params (the default) are set
   Provenance provenance;
   Reference reference;
   int64_t measured_at_ms = 0;
@@ -165,8 +165,7 @@ class Store {
 
   // Resumes the running sweep with the same key and provenance, if any; a running sweep of the
   // key under another provenance is marked failed (its rows are kept) and a new one started.
-  absl::StatusOr<StartedSweep> StartOrResumeSweep(const SweepKey& key,
-                                                  const Provenance& provenance,
+  absl::StatusOr<StartedSweep> StartOrResumeSweep(const SweepKey& key, const Provenance& provenance,
                                                   std::string_view request_json);
   // FormatParams of every candidate already recorded in the sweep.
   absl::StatusOr<std::set<std::string>> FinishedCandidates(int64_t sweep_id);

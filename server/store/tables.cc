@@ -135,8 +135,8 @@ absl::Status CheckObject(const Json& j, const std::string& path,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> GetString(const Json& obj, const std::string& path,
-                                      const char* key, bool non_empty) {
+absl::StatusOr<std::string> GetString(const Json& obj, const std::string& path, const char* key,
+                                      bool non_empty) {
   const Json& j = obj.at(key);
   std::string p = absl::StrCat(path, "/", key);
   if (!j.is_string()) return Bad(p, absl::StrCat("expected a string", Got(j)));
@@ -166,8 +166,8 @@ absl::StatusOr<double> GetNumber(const Json& obj, const std::string& path, const
   if (!j.is_number()) return Bad(p, absl::StrCat("expected a number", Got(j)));
   double v = j.get<double>();
   if (!std::isfinite(v) || v < 0 || (positive && v == 0)) {
-    return Bad(p, absl::StrCat(positive ? "expected a number > 0" : "expected a number >= 0",
-                               Got(j)));
+    return Bad(p,
+               absl::StrCat(positive ? "expected a number > 0" : "expected a number >= 0", Got(j)));
   }
   return v;
 }
@@ -177,9 +177,9 @@ absl::StatusOr<int64_t> GetTime(const Json& obj, const std::string& path, const 
   if (!text.ok()) return text.status();
   std::optional<int64_t> ms = ParseTime(*text);
   if (!ms) {
-    return Bad(absl::StrCat(path, "/", key),
-               absl::StrCat("expected a UTC time like 2025-01-31T12:00:00.000Z, got \"", *text,
-                            "\""));
+    return Bad(
+        absl::StrCat(path, "/", key),
+        absl::StrCat("expected a UTC time like 2025-01-31T12:00:00.000Z, got \"", *text, "\""));
   }
   return *ms;
 }
@@ -274,13 +274,12 @@ absl::StatusOr<Measurement> GetMeasurement(const Json& obj, const std::string& p
       !s.ok()) {
     return s;
   }
-  std::pair<const char*, int*> ints[] = {
-      {"registers", &m.resources.registers},
-      {"static_shared_bytes", &m.resources.static_shared_bytes},
-      {"stack_bytes", &m.resources.stack_bytes},
-      {"spill_store_bytes", &m.resources.spill_store_bytes},
-      {"spill_load_bytes", &m.resources.spill_load_bytes},
-      {"constant_bytes", &m.resources.constant_bytes}};
+  std::pair<const char*, int*> ints[] = {{"registers", &m.resources.registers},
+                                         {"static_shared_bytes", &m.resources.static_shared_bytes},
+                                         {"stack_bytes", &m.resources.stack_bytes},
+                                         {"spill_store_bytes", &m.resources.spill_store_bytes},
+                                         {"spill_load_bytes", &m.resources.spill_load_bytes},
+                                         {"constant_bytes", &m.resources.constant_bytes}};
   for (auto& [key, field] : ints) {
     absl::StatusOr<int64_t> v = GetInt(r, rp, key, 0, kIntMax);
     if (!v.ok()) return v.status();
@@ -307,8 +306,9 @@ absl::StatusOr<Measurement> GetMeasurement(const Json& obj, const std::string& p
 }
 
 const std::initializer_list<std::string_view> kMeasurementFields = {
-    "params", "detail", "resources", "samples", "time_us", "min_us", "rel_spread",
-    "gbps", "tflops", "percent_of_reference", "compile_ms"};
+    "params",    "detail",     "resources", "samples", "time_us",
+    "min_us",    "rel_spread", "gbps",      "tflops",  "percent_of_reference",
+    "compile_ms"};
 
 std::vector<std::string_view> Concat(std::initializer_list<std::string_view> a,
                                      std::initializer_list<std::string_view> b) {
@@ -336,8 +336,8 @@ absl::Status CheckFields(const Json& j, const std::string& path,
 absl::Status CheckFamily(const std::string& family, const std::string& path,
                          const std::set<std::string>& known) {
   if (!known.empty() && !known.contains(family)) {
-    return Bad(path + "/family", absl::StrCat("unknown kernel family \"", family, "\" (known: ",
-                                              absl::StrJoin(known, ", "), ")"));
+    return Bad(path + "/family", absl::StrCat("unknown kernel family \"", family,
+                                              "\" (known: ", absl::StrJoin(known, ", "), ")"));
   }
   return absl::OkStatus();
 }
@@ -413,7 +413,8 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
   if (!winners.ok()) return winners.status();
   std::vector<SweepWithRows> sweeps;
   if (options.include_rows) {
-    absl::StatusOr<std::vector<SweepWithRows>> listed = store.ListFinishedSweeps(options.device_model);
+    absl::StatusOr<std::vector<SweepWithRows>> listed =
+        store.ListFinishedSweeps(options.device_model);
     if (!listed.ok()) return listed.status();
     sweeps = *std::move(listed);
   }
@@ -431,12 +432,12 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
   std::sort(sweeps.begin(), sweeps.end(), [](const SweepWithRows& a, const SweepWithRows& b) {
     const SweepInfo& x = a.info;
     const SweepInfo& y = b.info;
-    return std::tuple_cat(ProblemOrder(x.family, x.dtype, x.shape),
-                          std::tie(x.started_at_ms, x.provenance.source_hash,
-                                   x.provenance.space_version)) <
-           std::tuple_cat(ProblemOrder(y.family, y.dtype, y.shape),
-                          std::tie(y.started_at_ms, y.provenance.source_hash,
-                                   y.provenance.space_version));
+    return std::tuple_cat(
+               ProblemOrder(x.family, x.dtype, x.shape),
+               std::tie(x.started_at_ms, x.provenance.source_hash, x.provenance.space_version)) <
+           std::tuple_cat(
+               ProblemOrder(y.family, y.dtype, y.shape),
+               std::tie(y.started_at_ms, y.provenance.source_hash, y.provenance.space_version));
   });
 
   Json devices_json = Json::array();
@@ -509,9 +510,9 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
   }
   if (!root.contains("version") || !root["version"].is_number_integer() ||
       root["version"].get<int64_t>() != kTableVersion) {
-    return Bad("/version", absl::StrCat("unsupported table version (this cutune reads version ",
-                                        kTableVersion, ")",
-                                        root.contains("version") ? Got(root["version"]) : ""));
+    return Bad("/version",
+               absl::StrCat("unsupported table version (this cutune reads version ", kTableVersion,
+                            ")", root.contains("version") ? Got(root["version"]) : ""));
   }
   if (absl::Status s = CheckObject(root, "", {"format", "version", "devices"}); !s.ok()) return s;
   const Json& devices = root["devices"];
@@ -524,10 +525,9 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
   for (size_t d = 0; d < devices.size(); ++d) {
     std::string dp = absl::StrCat("/devices/", d);
     const Json& dev = devices[d];
-    if (absl::Status s = CheckObject(dev, dp,
-                                     {"model", "cc_major", "cc_minor", "sm_count",
-                                      "total_memory_bytes", "winners"},
-                                     {"sweeps"});
+    if (absl::Status s = CheckObject(
+            dev, dp, {"model", "cc_major", "cc_minor", "sm_count", "total_memory_bytes", "winners"},
+            {"sweeps"});
         !s.ok()) {
       return s;
     }
@@ -560,11 +560,11 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
     for (size_t i = 0; i < winners.size(); ++i) {
       std::string wp = absl::StrCat(dp, "/winners/", i);
       const Json& e = winners[i];
-      if (absl::Status s = CheckFields(
-              e, wp,
-              Concat(kMeasurementFields,
-                     {"family", "dtype", "shape", "reference", "measured_at", "source_hash",
-                      "space_version", "driver_version", "nvrtc_version"}));
+      if (absl::Status s =
+              CheckFields(e, wp,
+                          Concat(kMeasurementFields, {"family", "dtype", "shape", "reference",
+                                                      "measured_at", "source_hash", "space_version",
+                                                      "driver_version", "nvrtc_version"}));
           !s.ok()) {
         return s;
       }
@@ -609,17 +609,18 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
 
     if (!dev.contains("sweeps")) continue;
     const Json& sweeps = dev["sweeps"];
-    if (!sweeps.is_array()) return Bad(dp + "/sweeps", absl::StrCat("expected an array", Got(sweeps)));
+    if (!sweeps.is_array())
+      return Bad(dp + "/sweeps", absl::StrCat("expected an array", Got(sweeps)));
     std::map<std::tuple<std::string, std::string, int, Shape, std::string, int64_t>, std::string>
         sweep_paths;
     for (size_t i = 0; i < sweeps.size(); ++i) {
       std::string sp = absl::StrCat(dp, "/sweeps/", i);
       const Json& e = sweeps[i];
-      if (absl::Status s = CheckObject(
-              e, sp,
-              {"family", "dtype", "shape", "status", "started_at", "finished_at", "reference",
-               "request", "rows", "source_hash", "space_version", "driver_version",
-               "nvrtc_version"});
+      if (absl::Status s =
+              CheckObject(e, sp,
+                          {"family", "dtype", "shape", "status", "started_at", "finished_at",
+                           "reference", "request", "rows", "source_hash", "space_version",
+                           "driver_version", "nvrtc_version"});
           !s.ok()) {
         return s;
       }
@@ -664,9 +665,9 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       absl::StatusOr<std::string> request = GetString(e, sp, "request", false);
       if (!request.ok()) return request.status();
       info.request_json = *std::move(request);
-      auto key = std::make_tuple(info.family, info.provenance.source_hash,
-                                 info.provenance.space_version, info.shape,
-                                 std::string(DTypeName(info.dtype)), info.started_at_ms);
+      auto key =
+          std::make_tuple(info.family, info.provenance.source_hash, info.provenance.space_version,
+                          info.shape, std::string(DTypeName(info.dtype)), info.started_at_ms);
       if (auto [it, inserted] = sweep_paths.emplace(key, sp); !inserted) {
         return Bad(sp, absl::StrCat("duplicate sweep (same problem, kernel and start time as ",
                                     it->second, ")"));
@@ -676,8 +677,8 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       std::map<std::string, std::string> row_paths;
       for (size_t r = 0; r < rows.size(); ++r) {
         std::string rp = absl::StrCat(sp, "/rows/", r);
-        if (absl::Status s = CheckFields(rows[r], rp,
-                                         Concat(kMeasurementFields, {"outcome", "measured_at"}));
+        if (absl::Status s =
+                CheckFields(rows[r], rp, Concat(kMeasurementFields, {"outcome", "measured_at"}));
             !s.ok()) {
           return s;
         }
@@ -686,9 +687,9 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
         absl::StatusOr<int64_t> at = GetTime(rows[r], rp, "measured_at");
         if (!at.ok()) return at.status();
         if (auto [it, inserted] = row_paths.emplace(FormatParams(m->params), rp); !inserted) {
-          return Bad(rp + "/params", absl::StrCat("candidate ", it->first,
-                                                  " appears twice in this sweep (first at ",
-                                                  it->second, ")"));
+          return Bad(rp + "/params",
+                     absl::StrCat("candidate ", it->first,
+                                  " appears twice in this sweep (first at ", it->second, ")"));
         }
         sweep.rows.push_back({0, *std::move(m), *at});
       }
@@ -807,9 +808,9 @@ std::string TableDiff::ToText() const {
         break;
     }
   }
-  std::string out = absl::StrCat(entries.size(), " keys: ", same, " same winner, ", changed,
-                                 " winner changed, ", only_a, " only in A, ", only_b,
-                                 " only in B\n");
+  std::string out =
+      absl::StrCat(entries.size(), " keys: ", same, " same winner, ", changed, " winner changed, ",
+                   only_a, " only in A, ", only_b, " only in B\n");
   auto params = [](const std::optional<Params>& p) { return p ? FormatParams(*p) : "-"; };
   for (const TableDiffEntry& e : entries) {
     absl::StrAppend(&out, e.device_model, " | ", e.family, " ", ToAbsl(DTypeName(e.dtype)), " ",
@@ -822,12 +823,13 @@ std::string TableDiff::ToText() const {
         absl::StrAppend(&out, params(e.params_b), " ", absl::StrFormat("%.4g us", e.time_b_us));
         break;
       default:
-        absl::StrAppend(
-            &out, params(e.params_a),
-            e.change == TableDiffEntry::Change::kSame ? "" : absl::StrCat(" -> ", params(e.params_b)),
-            absl::StrFormat(" | %.4g -> %.4g us (%+.2f%%)", e.time_a_us, e.time_b_us,
-                            e.time_change_percent),
-            e.source_hash_changed ? " | source changed" : "");
+        absl::StrAppend(&out, params(e.params_a),
+                        e.change == TableDiffEntry::Change::kSame
+                            ? ""
+                            : absl::StrCat(" -> ", params(e.params_b)),
+                        absl::StrFormat(" | %.4g -> %.4g us (%+.2f%%)", e.time_a_us, e.time_b_us,
+                                        e.time_change_percent),
+                        e.source_hash_changed ? " | source changed" : "");
     }
     out += "\n";
   }

@@ -122,8 +122,9 @@ TEST(StoreCrashTest, SigkilledWriterLeavesNoPartialRowsAndResumes) {
 
   ASSERT_EQ(IntegrityCheck(db), "ok");
   CheckRows(db);
-  EXPECT_EQ(QueryInt(db, "SELECT COUNT(*) FROM (SELECT sweep_id, params FROM rows GROUP BY "
-                         "sweep_id, params HAVING COUNT(*) > 1)"),
+  EXPECT_EQ(QueryInt(db,
+                     "SELECT COUNT(*) FROM (SELECT sweep_id, params FROM rows GROUP BY "
+                     "sweep_id, params HAVING COUNT(*) > 1)"),
             0);
   // Every interrupted run resumed the same sweep instead of starting over.
   EXPECT_LE(QueryInt(db, "SELECT COUNT(*) FROM sweeps"), 1);

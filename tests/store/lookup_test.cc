@@ -11,11 +11,11 @@
 namespace cutune::store {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using testing::A100;
+using ::testing::ElementsAre;
 using testing::H100;
 using testing::H200;
+using ::testing::HasSubstr;
 using testing::Ok;
 using testing::Prov;
 using testing::RunSweep;
@@ -164,8 +164,9 @@ TEST_F(LookupTest, CachedLookupIsFast) {
     q.shape = {int64_t{256} << (i % 8), int64_t{300} << (i / 8 % 8), i % 100 + 1};
     exact += store_->Lookup(q).rung == LookupRung::kNearestShape;
   }
-  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
-                  .count() / kLookups;
+  double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+      kLookups;
   std::printf("lookup over 1000 winners: %.2f us per call\n", us);
   RecordProperty("lookup_us", std::to_string(us));
   EXPECT_EQ(exact, kLookups);

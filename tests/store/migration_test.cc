@@ -19,7 +19,8 @@ using testing::TempDir;
 void ExecOrDie(sqlite3* db, const std::string& sql) {
   char* error = nullptr;
   ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
-      << (error ? error : "") << "\n" << sql;
+      << (error ? error : "") << "\n"
+      << sql;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -74,16 +75,15 @@ TEST(MigrationTest, Version1DatabaseIsMigratedWithItsData) {
   EXPECT_EQ(hit.winner.params, (Params{{"tile", 32}}));
   EXPECT_DOUBLE_EQ(hit.winner.timing.median_us, 12.5);
 
-  absl::StatusOr<std::vector<StoredRow>> rows = (*store)->ListRows(
-      {"NVIDIA H200", "transpose", {4096, 4096}, DType::kF32, "", false, 0});
+  absl::StatusOr<std::vector<StoredRow>> rows =
+      (*store)->ListRows({"NVIDIA H200", "transpose", {4096, 4096}, DType::kF32, "", false, 0});
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 2u);
   EXPECT_EQ((*rows)[1].measurement.detail, "smem");
 
   // The v1 sweep that was running resumes under the new schema.
   absl::StatusOr<StartedSweep> resumed = (*store)->StartOrResumeSweep(
-      {{"NVIDIA H200", "GPU-x", 9, 0, 132, 150000000000}, "transpose", {2048, 2048},
-       DType::kF32},
+      {{"NVIDIA H200", "GPU-x", 9, 0, 132, 150000000000}, "transpose", {2048, 2048}, DType::kF32},
       q.current, "{}");
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   EXPECT_TRUE(resumed->resumed);

@@ -11,14 +11,14 @@
 namespace cutune::store {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::UnorderedElementsAre;
 using testing::H200;
+using ::testing::HasSubstr;
 using testing::Ok;
 using testing::Prov;
 using testing::QueryInt;
 using testing::Rejected;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 
 const Shape kShape = {8192, 8192};
 
@@ -210,8 +210,7 @@ TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
   EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 16}}));
 
   // Slower but measured under a new driver: the old figure is stale, the new one replaces it.
-  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(13010),
-                    {Ok({{"tile", 8}}, 95.0)});
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(13010), {Ok({{"tile", 8}}, 95.0)});
   LookupQuery q = Query();
   q.current = Prov(13010);
   LookupResult hit = store_->Lookup(q);
@@ -219,8 +218,8 @@ TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
   EXPECT_TRUE(hit.stale.empty());
 
   // A failed sweep never changes the winner, however fast its rows.
-  absl::StatusOr<StartedSweep> failed = store_->StartOrResumeSweep(
-      {H200(), "transpose", kShape, DType::kF32}, Prov(13010), "{}");
+  absl::StatusOr<StartedSweep> failed =
+      store_->StartOrResumeSweep({H200(), "transpose", kShape, DType::kF32}, Prov(13010), "{}");
   ASSERT_TRUE(failed.ok());
   ASSERT_TRUE(store_->RecordMeasurement(failed->sweep_id, Ok({{"tile", 4}}, 1.0)).ok());
   absl::StatusOr<FinishResult> result =
@@ -289,7 +288,8 @@ TEST(StoreConcurrencyTest, ReadersNeverSeeHalfASweep) {
   for (std::thread& t : readers) t.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(reads.load(), 0);
-  EXPECT_EQ(store.Lookup(Query()).winner.params, (Params{{"sweep", kSweeps - 1}, {"tile", kRows - 1}}));
+  EXPECT_EQ(store.Lookup(Query()).winner.params,
+            (Params{{"sweep", kSweeps - 1}, {"tile", kRows - 1}}));
 }
 
 }  // namespace

@@ -35,8 +35,8 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
-  absl::StatusOr<StartedSweep> started =
-      (*store)->StartOrResumeSweep(writer_rows::Key(), writer_rows::Prov(), "{\"strategy\":\"brute_force\"}");
+  absl::StatusOr<StartedSweep> started = (*store)->StartOrResumeSweep(
+      writer_rows::Key(), writer_rows::Prov(), "{\"strategy\":\"brute_force\"}");
   if (!started.ok()) return fail(started.status());
   absl::StatusOr<std::set<std::string>> done = (*store)->FinishedCandidates(started->sweep_id);
   if (!done.ok()) return fail(done.status());

@@ -10,9 +10,9 @@
 namespace cutune::store {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::A100;
 using testing::H200;
+using ::testing::HasSubstr;
 using testing::Ok;
 using testing::Prov;
 using testing::Rejected;
@@ -72,7 +72,8 @@ TEST(TablesTest, ExportIsDeterministicAndRoundTripsByteForByte) {
   EXPECT_EQ(table["devices"][1]["sweeps"][2]["rows"].size(), 3u);
 
   std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
-  absl::StatusOr<ImportStats> stats = ImportTable(*copy, first, {kFamilies, MergePolicy::kKeepFaster});
+  absl::StatusOr<ImportStats> stats =
+      ImportTable(*copy, first, {kFamilies, MergePolicy::kKeepFaster});
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->winners_added, 4);
   EXPECT_EQ(stats->sweeps_added, 4);
@@ -121,17 +122,13 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
   const std::vector<MalformedCase> cases = {
       {"wrong format", [](Json& j) { j["format"] = "kernel-tuner-cache"; }, "table /format"},
       {"newer version", [](Json& j) { j["version"] = 2; }, "table /version: unsupported"},
-      {"missing field",
-       [](Json& j) { j["devices"][1]["winners"][0].erase("time_us"); },
+      {"missing field", [](Json& j) { j["devices"][1]["winners"][0].erase("time_us"); },
        "/devices/1/winners/0/time_us: missing required field"},
-      {"wrong type",
-       [](Json& j) { j["devices"][1]["winners"][2]["time_us"] = "fast"; },
+      {"wrong type", [](Json& j) { j["devices"][1]["winners"][2]["time_us"] = "fast"; },
        "/devices/1/winners/2/time_us: expected a number, got \"fast\""},
-      {"param not integer",
-       [](Json& j) { j["devices"][0]["winners"][0]["params"]["tile"] = 32.5; },
+      {"param not integer", [](Json& j) { j["devices"][0]["winners"][0]["params"]["tile"] = 32.5; },
        "/devices/0/winners/0/params/tile: expected an integer"},
-      {"unknown family",
-       [](Json& j) { j["devices"][0]["winners"][0]["family"] = "softmax"; },
+      {"unknown family", [](Json& j) { j["devices"][0]["winners"][0]["family"] = "softmax"; },
        "/devices/0/winners/0/family: unknown kernel family \"softmax\""},
       {"duplicate winner",
        [](Json& j) {
@@ -139,8 +136,7 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
          w.push_back(w[1]);
        },
        "/devices/1/winners/3: duplicate winner for transpose 1024x1024 f32"},
-      {"duplicate device",
-       [](Json& j) { j["devices"].push_back(j["devices"][0]); },
+      {"duplicate device", [](Json& j) { j["devices"].push_back(j["devices"][0]); },
        "/devices/2/model: device model \"NVIDIA A100-SXM4-80GB\" is listed twice"},
       {"duplicate row",
        [](Json& j) {
@@ -148,23 +144,19 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
          rows.push_back(rows[0]);
        },
        "/devices/1/sweeps/2/rows/3/params: candidate"},
-      {"negative time",
-       [](Json& j) { j["devices"][1]["winners"][0]["min_us"] = -1; },
+      {"negative time", [](Json& j) { j["devices"][1]["winners"][0]["min_us"] = -1; },
        "/devices/1/winners/0/min_us: expected a number >= 0"},
-      {"bad shape",
-       [](Json& j) { j["devices"][1]["winners"][1]["shape"][1] = 0; },
+      {"bad shape", [](Json& j) { j["devices"][1]["winners"][1]["shape"][1] = 0; },
        "/devices/1/winners/1/shape/1: expected a positive integer"},
       {"bad time",
        [](Json& j) { j["devices"][1]["winners"][1]["measured_at"] = "2025-02-30T00:00:00.000Z"; },
        "/devices/1/winners/1/measured_at: expected a UTC time"},
-      {"unknown field",
-       [](Json& j) { j["devices"][1]["winners"][1]["tiem_us"] = 1; },
+      {"unknown field", [](Json& j) { j["devices"][1]["winners"][1]["tiem_us"] = 1; },
        "/devices/1/winners/1/tiem_us: unknown field"},
       {"unknown outcome",
        [](Json& j) { j["devices"][1]["sweeps"][2]["rows"][1]["outcome"] = "meh"; },
        "/devices/1/sweeps/2/rows/1/outcome: unknown outcome"},
-      {"running sweep",
-       [](Json& j) { j["devices"][1]["sweeps"][0]["status"] = "running"; },
+      {"running sweep", [](Json& j) { j["devices"][1]["sweeps"][0]["status"] = "running"; },
        "/devices/1/sweeps/0/status"},
       {"ok row without samples",
        [](Json& j) {
@@ -177,9 +169,11 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
 
   for (const MalformedCase& c : cases) {
     SCOPED_TRACE(c.name);
-    std::unique_ptr<Store> target = OpenStore(dir, "target-" + std::to_string(&c - &cases[0]) + ".db");
+    std::unique_ptr<Store> target =
+        OpenStore(dir, "target-" + std::to_string(&c - &cases[0]) + ".db");
     // A winner that the bad table's valid entries would replace: it must survive.
-    RunSweep(*target, H200(), "transpose", {8192, 8192}, Prov(), {Ok({{"tile", 8}, {"pad", 0}}, 999.0)});
+    RunSweep(*target, H200(), "transpose", {8192, 8192}, Prov(),
+             {Ok({{"tile", 8}, {"pad", 0}}, 999.0)});
     const std::string before = Export(*target);
     Json bad = valid;
     c.mutate(bad);
@@ -301,8 +295,7 @@ TEST(TablesTest, MergePolicies) {
   s = ImportTable(*strict, mixed.dump(), {kFamilies, MergePolicy::kFailOnConflict});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_THAT(std::string(s.status().message()),
-              HasSubstr("conflict at /devices/1/winners/0"));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("conflict at /devices/1/winners/0"));
   EXPECT_THAT(std::string(s.status().message()), HasSubstr("tile=32"));
   EXPECT_EQ(WinnerParams(*strict), (Params{{"tile", 32}}));
   absl::StatusOr<std::vector<DeviceModel>> models = strict->ListDeviceModels();
