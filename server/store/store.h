@@ -190,6 +190,11 @@ class Store {
   absl::StatusOr<std::vector<SweepWithRows>> ListFinishedSweeps(std::string_view device_model);
 
   // The fallback ladder; never fails: with nothing tuned the answer is the family default.
+  // Rungs: exact (own model, same shape) -> nearest shape on the own model -> nearest shape on
+  // another model of the same compute capability -> family default. Within a rung the order
+  // is: shape distance, then a winner of the current source hash before a stale one, then
+  // fewer stale fields, then speed. Served from memory (a snapshot of the winners table taken
+  // after this Store's own writes); writes by another process show up on the next reopen.
   LookupResult Lookup(const LookupQuery& query) const;
 
   // Applies a validated table in one transaction: any error leaves the store unchanged.
