@@ -12,7 +12,7 @@
 //   CT_WARP              0: threads row-major over the thread grid; 1: each warp a 4x8 block of
 //                        thread tiles and, when TN % 4 == 0, each thread's columns in float4
 //                        groups BN/(TN/4) apart (conflict-free shared loads of B)
-//   CT_MINB              __launch_bounds__ minimum blocks per SM (0: none)
+//   CT_MINB              __launch_bounds__ minimum blocks per SM (0: none; see CT_BOUNDS)
 // Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
 // (DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
@@ -72,10 +72,15 @@
 #endif
 #define CT_SPREAD (CT_WARP && CT_TN % 4 == 0)
 
+// minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
+// cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
+// trades registers for occupancy on its own and may spill.
 #if CT_MINB > 0
 #define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
-#else
+#elif CT_THREADS > 256
 #define CT_BOUNDS __launch_bounds__(CT_THREADS)
+#else
+#define CT_BOUNDS
 #endif
 
 namespace {

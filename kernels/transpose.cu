@@ -8,7 +8,7 @@
 //               in bounds, scalar at the edges and when cols (loads) / rows (stores) % VEC != 0
 //   CT_PAD      extra columns per shared-memory row (0, 1) against bank conflicts
 //   CT_SWIZZLE  1: XOR-swizzled shared-memory columns instead of padding
-//   CT_MINB     __launch_bounds__ minimum blocks per SM (0: none)
+//   CT_MINB     __launch_bounds__ minimum blocks per SM (0: none; see CT_BOUNDS)
 // Block: (TILE/VEC) x ROWS threads (naive: TILE x ROWS); grid: one block per tile, 1-D.
 // Signature: cutune_kernel(const float* in, float* out, int rows, int cols).
 // With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
@@ -48,10 +48,15 @@
 #endif
 
 #define CT_THREADS ((CT_TILE / CT_VEC) * CT_ROWS)
+// minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
+// cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
+// trades registers for occupancy on its own and may spill.
 #if CT_MINB > 0
 #define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
-#else
+#elif CT_THREADS > 256
 #define CT_BOUNDS __launch_bounds__(CT_THREADS)
+#else
+#define CT_BOUNDS
 #endif
 
 namespace {

@@ -3,7 +3,6 @@
 #include "kernels/family.h"
 
 #include <cstdio>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,13 +92,15 @@ void ExpectTilesCover(int64_t rows, int64_t cols, int64_t tile_rows, int64_t til
   const int64_t tiles_x = CeilDiv(cols, tile_cols);
   const int64_t tiles_y = CeilDiv(rows, tile_rows);
   ASSERT_EQ(grid, static_cast<uint64_t>(tiles_x * tiles_y)) << what;
-  std::set<std::pair<int64_t, int64_t>> seen;
+  std::vector<bool> seen(static_cast<size_t>(tiles_x * tiles_y), false);
   for (uint64_t block = 0; block < grid; ++block) {
     const int64_t tile_col = static_cast<int64_t>(block) % tiles_x;
     const int64_t tile_row = static_cast<int64_t>(block) / tiles_x;
     ASSERT_LT(tile_row * tile_rows, rows) << what;
     ASSERT_LT(tile_col * tile_cols, cols) << what;
-    ASSERT_TRUE(seen.emplace(tile_row, tile_col).second) << what;
+    const size_t tile = static_cast<size_t>(tile_row * tiles_x + tile_col);
+    ASSERT_FALSE(seen[tile]) << what;
+    seen[tile] = true;
   }
   EXPECT_GE(tiles_y * tile_rows, rows) << what;
   EXPECT_GE(tiles_x * tile_cols, cols) << what;
