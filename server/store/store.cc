@@ -592,7 +592,14 @@ absl::StatusOr<std::set<std::string>> Store::FinishedCandidates(int64_t sweep_id
 }
 
 absl::Status Store::RecordMeasurement(int64_t sweep_id, const Measurement& measurement) {
-  if (absl::Status s = ValidateMeasurement(measurement); !s.ok()) return s;
+  return RecordMeasurements(sweep_id, {measurement});
+}
+
+absl::Status Store::RecordMeasurements(int64_t sweep_id,
+                                       const std::vector<Measurement>& measurements) {
+  for (const Measurement& measurement : measurements) {
+    if (absl::Status s = ValidateMeasurement(measurement); !s.ok()) return s;
+  }
   std::lock_guard<std::mutex> lock(write_mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
   if (!txn.ok()) return txn.status();
@@ -612,16 +619,53 @@ absl::Status Store::RecordMeasurement(int64_t sweep_id, const Measurement& measu
       writer_, absl::StrCat("INSERT INTO rows (sweep_id, measured_at_ms, ", kMeasurementCols,
                             ") VALUES (?1, ?2, ", Placeholders(3, kMeasurementColCount), ")"));
   if (!ins.ok()) return ins.status();
-  ins->Bind(1, sweep_id).Bind(2, NowMs());
-  BindMeasurement(*ins, 3, measurement);
-  if (absl::Status s = ins->Run(); !s.ok()) {
-    if (absl::IsAlreadyExists(s)) {
-      return absl::AlreadyExistsError(absl::StrCat("candidate '", FormatParams(measurement.params),
-                                                   "' is already recorded in sweep ", sweep_id));
+  for (const Measurement& measurement : measurements) {
+    ins->Reset();
+    ins->Bind(1, sweep_id).Bind(2, NowMs());
+    BindMeasurement(*ins, 3, measurement);
+    if (absl::Status s = ins->Run(); !s.ok()) {
+      if (absl::IsAlreadyExists(s)) {
+        return absl::AlreadyExistsError(absl::StrCat("candidate '",
+                                                     FormatParams(measurement.params),
+                                                     "' is already recorded in sweep ", sweep_id));
+      }
+      return s;
     }
-    return s;
   }
   return txn->Commit();
+}
+
+absl::Status Store::UpdateTiming(int64_t sweep_id, const Measurement& m) {
+  if (m.outcome != Outcome::kOk || m.timing.samples <= 0 || m.timing.median_us <= 0) {
+    return absl::InvalidArgumentError("only an ok row with samples and a median can be updated");
+  }
+  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::StatusOr<Stmt> update = Stmt::Prepare(
+      writer_,
+      "UPDATE rows SET samples = ?3, median_us = ?4, min_us = ?5, rel_spread = ?6, gbps = ?7, "
+      "tflops = ?8, percent_of_reference = ?9 WHERE sweep_id = ?1 AND params = ?2 AND "
+      "outcome = 'ok' AND sweep_id IN (SELECT id FROM sweeps WHERE status = 'running')");
+  if (!update.ok()) return update.status();
+  update->Bind(1, sweep_id)
+      .Bind(2, FormatParams(m.params))
+      .Bind(3, static_cast<int64_t>(m.timing.samples))
+      .Bind(4, m.timing.median_us)
+      .Bind(5, m.timing.min_us)
+      .Bind(6, m.timing.rel_spread)
+      .Bind(7, m.gbps)
+      .Bind(8, m.tflops)
+      .Bind(9, m.percent_of_reference);
+  if (absl::Status s = update->Run(); !s.ok()) return s;
+  if (sqlite3_changes(writer_.get()) == 0) {
+    return absl::NotFoundError(absl::StrCat("no ok row '", FormatParams(m.params),
+                                            "' in running sweep ", sweep_id));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Store::Checkpoint() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  return writer_.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus status,

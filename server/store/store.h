@@ -172,6 +172,14 @@ class Store {
   // One atomic row. ALREADY_EXISTS if the candidate is recorded; FAILED_PRECONDITION if the
   // sweep is finished; NOT_FOUND for an unknown sweep.
   absl::Status RecordMeasurement(int64_t sweep_id, const Measurement& measurement);
+  // Several rows in one transaction (each still all-or-nothing): a sweep flushes its rows in
+  // batches, since every commit with synchronous=FULL costs a disk flush.
+  absl::Status RecordMeasurements(int64_t sweep_id, const std::vector<Measurement>& measurements);
+  // Replaces an ok row's timing and derived figures in a running sweep: finalists are re-measured
+  // after their rows were recorded. NOT_FOUND when the row is not there.
+  absl::Status UpdateTiming(int64_t sweep_id, const Measurement& measurement);
+  // Moves the WAL into the database file (PRAGMA wal_checkpoint(TRUNCATE)); on shutdown.
+  absl::Status Checkpoint();
   // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its fastest
   // ok row the key's winner when there is none, when it is faster, or when the stored winner
   // was measured under another driver, NVRTC or space version.

@@ -1,7 +1,7 @@
 // A stand-in for cutune-worker that needs no GPU, so the supervisor's handling of crashes, hangs
 // and restarts is tested on every machine. It speaks the real protocol; its "measurements" are
 // fixed numbers and it is never part of the product. The real worker is covered by the gpu tests.
-//   --fd N --device K [--fail-start]
+//   --fd N --device K [--fail-start]; FAKE_WORKER_RUN_MS=N makes every run take N ms.
 #include <unistd.h>
 
 #include <chrono>
@@ -45,11 +45,17 @@ int main(int argc, char** argv) {
     } else if (request.has_run()) {
       if (request.run().debug_crash()) std::abort();
       if (request.run().debug_hang()) std::this_thread::sleep_for(std::chrono::hours(1));
+      if (const char* delay = std::getenv("FAKE_WORKER_RUN_MS")) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
+      }
       if (!prepared) {
         response.set_error("run before prepare");
       } else {
         response.mutable_run()->set_outcome(v1::OUTCOME_OK);
-        response.mutable_run()->mutable_stats()->set_median_us(10);
+        // A stable, parameter-dependent "time" so that rankings are deterministic.
+        const std::string& key = request.run().candidate().key();
+        response.mutable_run()->mutable_stats()->set_median_us(10 + key.size() % 7 + (key.empty() ? 0 : key[0] % 5));
+        response.mutable_run()->mutable_stats()->set_samples(10);
       }
     } else if (request.has_shutdown()) {
       (void)WriteFrame(fd, response);

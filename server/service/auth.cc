@@ -1,0 +1,82 @@
+#include "server/service/auth.h"
+
+#include <fstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/core/strings.h"
+
+namespace cutune::service {
+namespace {
+
+absl::StatusOr<std::vector<std::string>> ReadTokens(const std::string& path) {
+  std::vector<std::string> tokens;
+  if (path.empty()) return tokens;
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file '", path, "'"));
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string token(absl::StripAsciiWhitespace(line));
+    if (token.empty() || token[0] == '#') continue;
+    tokens.push_back(token);
+  }
+  if (tokens.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("token file '", path, "' holds no token"));
+  }
+  return tokens;
+}
+
+// Compares without an early exit, so response timing does not reveal how much of a token matched.
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) diff |= a[i] ^ b[i % (b.empty() ? 1 : b.size())];
+  return diff == 0 && !b.empty();
+}
+
+bool Contains(const std::vector<std::string>& tokens, std::string_view token) {
+  bool found = false;
+  for (const std::string& t : tokens) found |= ConstantTimeEquals(token, t);
+  return found;
+}
+
+}  // namespace
+
+absl::StatusOr<Authorizer> Authorizer::FromFiles(const std::string& admin_tokens_file,
+                                                 const std::string& read_tokens_file) {
+  auto admin = ReadTokens(admin_tokens_file);
+  if (!admin.ok()) return admin.status();
+  auto read = ReadTokens(read_tokens_file);
+  if (!read.ok()) return read.status();
+  return FromTokens(std::move(*admin), std::move(*read));
+}
+
+Authorizer Authorizer::FromTokens(std::vector<std::string> admin, std::vector<std::string> read) {
+  Authorizer a;
+  a.admin_ = std::move(admin);
+  a.read_ = std::move(read);
+  return a;
+}
+
+grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
+  if (!enabled()) return grpc::Status::OK;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) {
+    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
+  }
+  std::string_view value(it->second.data(), it->second.size());
+  constexpr std::string_view kPrefix = "Bearer ";
+  if (value.substr(0, kPrefix.size()) != kPrefix) {
+    return {grpc::StatusCode::UNAUTHENTICATED, "authorization metadata must be 'Bearer <token>'"};
+  }
+  std::string_view token = value.substr(kPrefix.size());
+  if (Contains(admin_, token)) return grpc::Status::OK;
+  if (Contains(read_, token)) {
+    if (needed == Role::kRead) return grpc::Status::OK;
+    return {grpc::StatusCode::PERMISSION_DENIED,
+            "this token is read-only; tuning, cancelling and importing need an admin token"};
+  }
+  return {grpc::StatusCode::UNAUTHENTICATED, "unknown token"};
+}
+
+}  // namespace cutune::service

@@ -1,0 +1,35 @@
+// Bearer-token authorization with two roles: "read" (lookups, listings, export) and "admin"
+// (tuning, cancelling, importing; implies read). Tokens come from files, one per line; with no
+// token files configured, authorization is off (the transport rules in cutuned still apply).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/server_context.h"
+
+namespace cutune::service {
+
+enum class Role { kRead, kAdmin };
+
+class Authorizer {
+ public:
+  Authorizer() = default;  // disabled
+  // Empty path: no tokens of that role. Blank lines and lines starting with '#' are ignored.
+  static absl::StatusOr<Authorizer> FromFiles(const std::string& admin_tokens_file,
+                                              const std::string& read_tokens_file);
+  static Authorizer FromTokens(std::vector<std::string> admin, std::vector<std::string> read);
+
+  bool enabled() const { return !admin_.empty() || !read_.empty(); }
+
+  // UNAUTHENTICATED without a known bearer token; PERMISSION_DENIED when a read token asks for
+  // an admin call.
+  grpc::Status Check(const grpc::ServerContext& context, Role needed) const;
+
+ private:
+  std::vector<std::string> admin_;
+  std::vector<std::string> read_;
+};
+
+}  // namespace cutune::service

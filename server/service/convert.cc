@@ -1,0 +1,89 @@
+#include "server/service/convert.h"
+
+namespace cutune::service {
+
+grpc::Status ToGrpc(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return {static_cast<grpc::StatusCode>(status.code()), std::string(status.message())};
+}
+
+pb::Outcome ToProto(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return pb::OUTCOME_OK;
+    case Outcome::kPruned:
+      return pb::OUTCOME_PRUNED;
+    case Outcome::kCompileFailed:
+      return pb::OUTCOME_COMPILE_FAILED;
+    case Outcome::kOutOfResources:
+      return pb::OUTCOME_OUT_OF_RESOURCES;
+    case Outcome::kFault:
+      return pb::OUTCOME_FAULT;
+    case Outcome::kTimeout:
+      return pb::OUTCOME_TIMEOUT;
+    case Outcome::kWrongAnswer:
+      return pb::OUTCOME_WRONG_ANSWER;
+  }
+  return pb::OUTCOME_UNSPECIFIED;
+}
+
+void ToProto(const Measurement& m, pb::Measurement* out) {
+  for (const auto& [name, value] : m.params) (*out->mutable_params())[name] = value;
+  out->set_outcome(ToProto(m.outcome));
+  out->set_detail(m.detail);
+  out->set_registers(m.resources.registers);
+  out->set_shared_bytes(m.resources.static_shared_bytes);
+  out->set_spill_bytes(m.resources.spill_store_bytes + m.resources.spill_load_bytes);
+  out->set_samples(m.timing.samples);
+  out->set_time_us(m.timing.median_us);
+  out->set_rel_spread(m.timing.rel_spread);
+  out->set_gbps(m.gbps);
+  out->set_tflops(m.tflops);
+  out->set_percent_of_reference(m.percent_of_reference);
+  out->set_compile_ms(m.compile_ms);
+}
+
+void ToProto(const LaunchGeometry& g, pb::LaunchGeometry* out) {
+  for (uint32_t v : g.grid) out->add_grid(v);
+  for (uint32_t v : g.block) out->add_block(v);
+  out->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+}
+
+void ToProto(const JobSnapshot& job, pb::JobProgress* out) {
+  out->set_job_id(job.id);
+  switch (job.state) {
+    case JobState::kQueued:
+      out->set_state(pb::JobProgress::QUEUED);
+      break;
+    case JobState::kRunning:
+      out->set_state(pb::JobProgress::RUNNING);
+      break;
+    case JobState::kSucceeded:
+      out->set_state(pb::JobProgress::SUCCEEDED);
+      break;
+    case JobState::kFailed:
+      out->set_state(pb::JobProgress::FAILED);
+      break;
+    case JobState::kCancelled:
+      out->set_state(pb::JobProgress::CANCELLED);
+      break;
+  }
+  pb::Problem* problem = out->mutable_problem();
+  if (job.spec.family) problem->set_family(std::string(job.spec.family->name()));
+  for (int64_t d : job.spec.shape) problem->add_shape(d);
+  problem->set_dtype(std::string(DTypeName(job.spec.dtype)));
+  out->set_done(job.progress.done);
+  out->set_total(job.progress.total);
+  for (const auto& [outcome, count] : job.progress.counts) {
+    (*out->mutable_outcome_counts())[std::string(OutcomeName(outcome))] = count;
+  }
+  if (job.progress.best) ToProto(*job.progress.best, out->mutable_best());
+  if (job.latest) ToProto(*job.latest, out->mutable_latest());
+  out->set_eta_seconds(job.progress.eta_seconds);
+  out->set_elapsed_seconds(job.progress.elapsed_seconds);
+  out->set_error(job.error);
+  out->set_reference_name(job.reference_name);
+  out->set_reference_us(job.reference_us);
+}
+
+}  // namespace cutune::service

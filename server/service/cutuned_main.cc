@@ -1,0 +1,244 @@
+// cutuned: the cutune daemon. Serves cutune.v1.Tuner, grpc.health.v1 and (optionally) server
+// reflection; tunes on this host's GPUs through one worker process each; keeps everything in
+// SQLite. Without a GPU it is a table server: lookups from imported tables, no tuning.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "kernels/family.h"
+#include "server/compiler/cache.h"
+#include "server/compiler/pool.h"
+#include "server/service/job_manager.h"
+#include "server/service/tuner_service.h"
+#include "server/store/store.h"
+#include "server/store/tables.h"
+
+namespace {
+
+using namespace cutune;
+
+struct Flags {
+  std::string listen = "127.0.0.1:50051";
+  std::string db = std::string(store::Store::kDefaultPath);
+  std::string tables;
+  std::string tls_cert, tls_key, tls_client_ca;
+  std::string admin_tokens, read_tokens;
+  bool allow_insecure_remote = false;
+  bool reflection = true;
+  int max_queue = 8;
+  int compile_threads = 0;
+  std::string worker;
+  std::string cache_dir;
+  double grace_seconds = 10;
+  int candidate_timeout_ms = 10'000;
+};
+
+bool IsLocalAddress(const std::string& address) {
+  return absl::StartsWith(address, "unix:") || absl::StartsWith(address, "127.") ||
+         absl::StartsWith(address, "localhost:") || absl::StartsWith(address, "[::1]:");
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags& flags) {
+  if (flags.tls_cert.empty() != flags.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
+  if (flags.tls_cert.empty()) {
+    if (!flags.tls_client_ca.empty()) {
+      return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+    }
+    if (!IsLocalAddress(flags.listen) && !flags.allow_insecure_remote) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "refusing plaintext on non-loopback address '", flags.listen,
+          "': give --tls-cert/--tls-key, listen on 127.0.0.1 or unix:PATH, or pass "
+          "--allow-insecure-remote"));
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  grpc::SslServerCredentialsOptions options(
+      flags.tls_client_ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                  : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+  auto cert = ReadFile(flags.tls_cert);
+  if (!cert.ok()) return cert.status();
+  auto key = ReadFile(flags.tls_key);
+  if (!key.ok()) return key.status();
+  options.pem_key_cert_pairs.push_back({*key, *cert});
+  if (!flags.tls_client_ca.empty()) {
+    auto ca = ReadFile(flags.tls_client_ca);
+    if (!ca.ok()) return ca.status();
+    options.pem_root_certs = *ca;
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+absl::Status ImportTables(store::Store& store, const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return absl::NotFoundError(absl::StrCat("--tables: '", dir, "' is not a directory"));
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::set<std::string> families;
+  for (const auto* f : kernels::AllFamilies()) families.insert(std::string(f->name()));
+  for (const auto& file : files) {
+    auto text = ReadFile(file.string());
+    if (!text.ok()) return text.status();
+    auto stats = store::ImportTable(store, *text, {families, store::MergePolicy::kKeepFaster});
+    if (!stats.ok()) {
+      return absl::Status(stats.status().code(),
+                          absl::StrCat(file.string(), ": ", std::string(stats.status().message())));
+    }
+    std::cerr << "cutuned: imported " << file.string() << ": " << stats->winners_added
+              << " winners added, " << stats->winners_replaced << " replaced, "
+              << stats->winners_kept << " kept\n";
+  }
+  return absl::OkStatus();
+}
+
+int Fail(const absl::Status& status) {
+  std::cerr << "cutuned: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+            << "\n";
+  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"cutuned: CUDA kernel autotuner daemon (gRPC service cutune.v1.Tuner)"};
+  app.add_option("--listen", flags.listen,
+                 "Address: host:port, or unix:PATH. Plaintext only on loopback/unix unless "
+                 "--allow-insecure-remote")
+      ->capture_default_str();
+  app.add_option("--db", flags.db, "SQLite database (created if missing)")->capture_default_str();
+  app.add_option("--tables", flags.tables, "Import every *.json tuning table in DIR at start");
+  app.add_option("--tls-cert", flags.tls_cert, "Server certificate (PEM)");
+  app.add_option("--tls-key", flags.tls_key, "Server private key (PEM)");
+  app.add_option("--tls-client-ca", flags.tls_client_ca,
+                 "CA bundle (PEM) for client certificates: enables mutual TLS");
+  app.add_option("--admin-tokens", flags.admin_tokens,
+                 "File of bearer tokens (one per line) allowed to tune, cancel and import");
+  app.add_option("--read-tokens", flags.read_tokens,
+                 "File of read-only bearer tokens (lookups, listings, export)");
+  app.add_flag("--allow-insecure-remote", flags.allow_insecure_remote,
+               "Allow plaintext on a non-loopback address");
+  app.add_flag("--reflection,!--no-reflection", flags.reflection,
+               "gRPC server reflection (default on)");
+  app.add_option("--max-queue", flags.max_queue, "Queued jobs per GPU before RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--compile-threads", flags.compile_threads, "NVRTC threads (0: one per core)");
+  app.add_option("--worker", flags.worker, "Path of cutune-worker (default: beside cutuned)");
+  app.add_option("--cache-dir", flags.cache_dir,
+                 "Compile cache directory (default $CUTUNE_CACHE_DIR or ~/.cache/cutune/nvrtc)");
+  app.add_option("--grace-seconds", flags.grace_seconds, "Shutdown grace period on SIGTERM")
+      ->capture_default_str();
+  app.add_option("--candidate-timeout-ms", flags.candidate_timeout_ms,
+                 "A candidate running longer is killed and recorded as a timeout")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  // Signals are taken by one thread with sigwait; every thread started later inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto credentials = Credentials(flags);
+  if (!credentials.ok()) return Fail(credentials.status());
+  auto authorizer = service::Authorizer::FromFiles(flags.admin_tokens, flags.read_tokens);
+  if (!authorizer.ok()) return Fail(authorizer.status());
+  auto store = store::Store::Open(flags.db);
+  if (!store.ok()) return Fail(store.status());
+  if (!flags.tables.empty()) {
+    if (auto s = ImportTables(**store, flags.tables); !s.ok()) return Fail(s);
+  }
+
+  std::optional<compiler::CompileCache> cache;
+  auto cache_dir = flags.cache_dir.empty() ? compiler::DefaultCacheDirectory()
+                                           : absl::StatusOr<std::filesystem::path>(flags.cache_dir);
+  if (cache_dir.ok()) {
+    auto opened = compiler::CompileCache::Open(*cache_dir);
+    if (opened.ok()) {
+      cache = std::move(*opened);
+    } else {
+      std::cerr << "cutuned: compile cache off: " << opened.status().message() << "\n";
+    }
+  }
+  compiler::CachingCompiler compiler(std::move(cache));
+  compiler::CompilePool pool(compiler, flags.compile_threads);
+  service::JobManager jobs({.max_queue_per_gpu = flags.max_queue,
+                            .compile_threads = flags.compile_threads,
+                            .worker_path = flags.worker,
+                            .candidate_timeout = std::chrono::milliseconds(flags.candidate_timeout_ms)},
+                           **store, pool);
+  service::TunerService service(**store, jobs, pool, std::move(*authorizer));
+
+  grpc::EnableDefaultHealthCheckService(true);
+  if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(flags.listen, *credentials, &port);
+  builder.RegisterService(&service);
+  builder.SetMaxReceiveMessageSize(8 << 20);  // small: requests are names and numbers (and tables)
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || (port == 0 && !absl::StartsWith(flags.listen, "unix:"))) {
+    return Fail(absl::UnavailableError(absl::StrCat("cannot listen on '", flags.listen, "'")));
+  }
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  auto set_gpu_health = [health](int ordinal, bool serving) {
+    health->SetServingStatus(absl::StrCat("cutune.v1.Tuner/gpu", ordinal), serving);
+  };
+  health->SetServingStatus("cutune.v1.Tuner", true);
+  for (const service::GpuInfo& gpu : jobs.Gpus()) set_gpu_health(gpu.ordinal, !gpu.quarantined);
+  jobs.SetHealthCallback(set_gpu_health);
+
+  std::cerr << "cutuned: listening on " << flags.listen << " (db " << flags.db << ")\n";
+  if (!jobs.no_gpu_reason().empty()) {
+    std::cerr << "cutuned: no GPU, serving tables only: " << jobs.no_gpu_reason() << "\n";
+  }
+  for (const service::GpuInfo& gpu : jobs.Gpus()) {
+    std::cerr << "cutuned: GPU " << gpu.ordinal << ": "
+              << (gpu.device ? gpu.device->name() : std::string("not started"))
+              << (gpu.quarantined ? " (quarantined)" : "") << "\n";
+  }
+
+  int received = 0;
+  sigwait(&signals, &received);
+  std::cerr << "cutuned: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
+            << ": shutting down\n";
+  health->Shutdown();  // every service NOT_SERVING at once
+  std::thread stopper([&] { jobs.Shutdown(); });
+  server->Shutdown(std::chrono::system_clock::now() +
+                   std::chrono::milliseconds(static_cast<int64_t>(flags.grace_seconds * 1000)));
+  stopper.join();
+  if (auto s = (*store)->Checkpoint(); !s.ok()) {
+    std::cerr << "cutuned: checkpoint failed: " << s.message() << "\n";
+  }
+  std::cerr << "cutuned: stopped\n";
+  return 0;
+}

@@ -1,0 +1,400 @@
+#include "server/service/job_manager.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "server/core/hash.h"
+
+namespace cutune::service {
+
+std::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kSucceeded:
+      return "succeeded";
+    case JobState::kFailed:
+      return "failed";
+    case JobState::kCancelled:
+      return "cancelled";
+  }
+  return "?";
+}
+
+namespace {
+
+nlohmann::ordered_json SpecJson(const JobSpec& spec) {
+  nlohmann::ordered_json j;
+  j["family"] = spec.family ? std::string(spec.family->name()) : "";
+  j["shape"] = spec.shape;
+  j["dtype"] = std::string(DTypeName(spec.dtype));
+  j["device"] = spec.device;
+  j["strategy"] = spec.strategy;
+  j["max_evaluations"] = spec.max_evaluations;
+  j["max_seconds"] = spec.max_seconds;
+  nlohmann::ordered_json space = nlohmann::ordered_json::object();
+  for (const auto& [name, values] : spec.space) space[name] = values;
+  j["space"] = space;
+  j["seed"] = spec.seed;
+  return j;
+}
+
+}  // namespace
+
+std::string JobSpec::MergeKey() const { return SpecJson(*this).dump(); }
+
+class Job {
+ public:
+  explicit Job(JobSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+
+  JobSnapshot Snapshot() const {
+    std::lock_guard lock(mu_);
+    return snapshot_;
+  }
+  template <typename F>
+  void Update(F&& change) {
+    {
+      std::lock_guard lock(mu_);
+      change(snapshot_);
+      ++snapshot_.version;
+    }
+    changed_.notify_all();
+  }
+  JobSnapshot WaitForChange(uint64_t after, std::chrono::steady_clock::time_point deadline) const {
+    std::unique_lock lock(mu_);
+    changed_.wait_until(lock, deadline, [&] { return snapshot_.version > after; });
+    return snapshot_;
+  }
+
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> shutdown{false};  // cancelled by a daemon shutdown: leave it resumable
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  JobSnapshot snapshot_;
+};
+
+struct JobManager::Lane {
+  int ordinal = 0;
+  std::unique_ptr<worker::WorkerProcess> worker;
+  std::deque<std::shared_ptr<Job>> queue;  // guarded by JobManager::mu_
+  std::shared_ptr<Job> running;            // guarded by JobManager::mu_
+  std::condition_variable wake;
+  std::thread thread;
+};
+
+JobManager::JobManager(Options options, store::Store& store, compiler::CompilePool& pool)
+    : options_(std::move(options)), store_(store), pool_(pool) {
+  auto first = std::make_unique<worker::WorkerProcess>(
+      worker::WorkerOptions{.executable = options_.worker_path, .ordinal = 0});
+  auto info = first->Start();
+  if (absl::IsFailedPrecondition(info.status())) {
+    // No driver, no device or no worker binary: this host serves tables only.
+    no_gpu_reason_ = std::string(info.status().message());
+    return;
+  }
+  // A worker that keeps crashing at start-up leaves its GPU listed, but quarantined.
+  const int count = info.ok() ? std::max(1, info->device_count()) : 1;
+  for (int ordinal = 0; ordinal < count; ++ordinal) {
+    auto lane = std::make_unique<Lane>();
+    lane->ordinal = ordinal;
+    lane->worker = ordinal == 0 ? std::move(first)
+                                : std::make_unique<worker::WorkerProcess>(worker::WorkerOptions{
+                                      .executable = options_.worker_path, .ordinal = ordinal});
+    if (ordinal > 0) (void)lane->worker->Start();  // a failure shows as quarantine / state
+    lanes_.push_back(std::move(lane));
+  }
+  for (auto& lane : lanes_) {
+    Lane* raw = lane.get();
+    lane->thread = std::thread([this, raw] { RunLane(*raw); });
+  }
+}
+
+JobManager::~JobManager() { Shutdown(); }
+
+void JobManager::SetHealthCallback(std::function<void(int, bool)> callback) {
+  std::lock_guard lock(mu_);
+  health_callback_ = std::move(callback);
+}
+
+std::vector<GpuInfo> JobManager::Gpus() const {
+  std::lock_guard lock(mu_);
+  std::vector<GpuInfo> out;
+  for (const auto& lane : lanes_) {
+    GpuInfo info;
+    info.ordinal = lane->ordinal;
+    info.device = lane->worker->device();
+    info.quarantined = lane->worker->quarantined();
+    info.busy = lane->running != nullptr;
+    info.queued = static_cast<int>(lane->queue.size());
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::shared_ptr<Job> JobManager::FindLocked(const std::string& id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
+  if (spec.family == nullptr) return absl::InvalidArgumentError("no kernel family given");
+  if (auto s = spec.family->ValidateShape(spec.shape); !s.ok()) return s;
+  if (!spec.space.empty()) {
+    auto narrowed = spec.family->default_space().Narrow(spec.space);
+    if (!narrowed.ok()) return narrowed.status();
+  }
+  if (spec.max_evaluations < 0 || spec.max_seconds < 0) {
+    return absl::InvalidArgumentError("budgets must not be negative");
+  }
+  if (!no_gpu_reason_.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this host cannot tune (serving tables only): ", no_gpu_reason_));
+  }
+  std::lock_guard lock(mu_);
+  if (shutting_down_) return absl::UnavailableError("the daemon is shutting down");
+  if (!spec.idempotency_key.empty()) {
+    auto it = by_idempotency_key_.find(spec.idempotency_key);
+    if (it != by_idempotency_key_.end()) return std::make_pair(it->second, true);
+  }
+  if (spec.device < 0 || spec.device >= static_cast<int>(lanes_.size())) {
+    return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", spec.device, " (this host has ",
+                                            lanes_.size(), ")"));
+  }
+  Lane& lane = *lanes_[spec.device];
+  if (lane.worker->quarantined()) {
+    return absl::UnavailableError(
+        absl::StrCat("GPU ", spec.device, " is quarantined: its worker keeps failing to start"));
+  }
+  const std::string merge_key = spec.MergeKey();
+  if (auto it = in_flight_.find(merge_key); it != in_flight_.end()) {
+    if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = it->second;
+    return std::make_pair(it->second, true);
+  }
+  if (static_cast<int>(lane.queue.size()) >= options_.max_queue_per_gpu) {
+    return absl::ResourceExhaustedError(absl::StrCat("GPU ", spec.device, "'s queue is full (",
+                                                     options_.max_queue_per_gpu,
+                                                     " jobs); try again later"));
+  }
+  static std::mt19937_64 rng(std::random_device{}());
+  JobSnapshot snapshot;
+  snapshot.id = absl::StrFormat("job-%06d-%04x", next_job_++, rng() & 0xffff);
+  snapshot.spec = spec;
+  auto job = std::make_shared<Job>(snapshot);
+  jobs_[snapshot.id] = job;
+  in_flight_[merge_key] = snapshot.id;
+  if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = snapshot.id;
+  lane.queue.push_back(job);
+  lane.wake.notify_one();
+  return std::make_pair(snapshot.id, false);
+}
+
+absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto job = FindLocked(id);
+  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  return job->Snapshot();
+}
+
+std::vector<JobSnapshot> JobManager::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<JobSnapshot> out;
+  for (const auto& [id, job] : jobs_) out.push_back(job->Snapshot());
+  return out;
+}
+
+absl::StatusOr<JobSnapshot> JobManager::WaitForChange(
+    const std::string& id, uint64_t after, std::chrono::steady_clock::time_point deadline) const {
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard lock(mu_);
+    job = FindLocked(id);
+  }
+  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  return job->WaitForChange(after, deadline);
+}
+
+absl::StatusOr<JobState> JobManager::Cancel(const std::string& id) {
+  std::lock_guard lock(mu_);
+  auto job = FindLocked(id);
+  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  job->cancel = true;
+  for (auto& lane : lanes_) {
+    auto it = std::find(lane->queue.begin(), lane->queue.end(), job);
+    if (it != lane->queue.end()) {
+      lane->queue.erase(it);
+      in_flight_.erase(job->Snapshot().spec.MergeKey());
+      job->Update([](JobSnapshot& s) { s.state = JobState::kCancelled; });
+    }
+  }
+  return job->Snapshot().state;
+}
+
+void JobManager::RunLane(Lane& lane) {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      lane.wake.wait(lock, [&] { return shutting_down_ || !lane.queue.empty(); });
+      if (shutting_down_) return;
+      job = lane.queue.front();
+      lane.queue.pop_front();
+      lane.running = job;
+    }
+    RunJob(lane, job);
+    std::function<void(int, bool)> health;
+    {
+      std::lock_guard lock(mu_);
+      lane.running = nullptr;
+      in_flight_.erase(job->Snapshot().spec.MergeKey());
+      health = health_callback_;
+    }
+    if (health) health(lane.ordinal, !lane.worker->quarantined());
+  }
+}
+
+void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
+  const JobSpec spec = job->Snapshot().spec;
+  job->Update([](JobSnapshot& s) { s.state = JobState::kRunning; });
+  auto fail = [&](const absl::Status& status) {
+    job->Update([&](JobSnapshot& s) {
+      s.state = JobState::kFailed;
+      s.error = absl::StrCat(absl::StatusCodeToString(status.code()), ": ",
+                             std::string(status.message()));
+    });
+  };
+  auto info = lane.worker->Start();
+  if (!info.ok()) return fail(info.status());
+  DeviceDescription device{info->name(), info->uuid(), info->cc_major(), info->cc_minor(),
+                           info->sm_count(), info->total_memory_bytes()};
+  if (auto s = store_.UpsertDevice(device, info->driver_version()); !s.ok()) return fail(s);
+
+  tuner::SweepOptions options;
+  options.family = spec.family;
+  options.shape = spec.shape;
+  options.dtype = spec.dtype;
+  if (!spec.space.empty()) {
+    auto narrowed = spec.family->default_space().Narrow(spec.space);
+    if (!narrowed.ok()) return fail(narrowed.status());
+    options.space = std::move(*narrowed);
+  }
+  options.strategy = spec.strategy;
+  options.max_evaluations = spec.max_evaluations;
+  options.max_seconds = spec.max_seconds;
+  options.seed = spec.seed;
+  options.timing = spec.timing;
+  options.candidate_timeout = options_.candidate_timeout;
+
+  store::SweepKey key{device, std::string(spec.family->name()), spec.shape, spec.dtype};
+  Provenance provenance{info->driver_version(), info->nvrtc_version(),
+                        spec.family->source_hash(), spec.family->space_version()};
+  auto started = store_.StartOrResumeSweep(key, provenance, SpecJson(spec).dump());
+  if (!started.ok()) return fail(started.status());
+  const int64_t sweep_id = started->sweep_id;
+  if (started->resumed) {
+    store::RowQuery query{info->name(), std::string(spec.family->name()), spec.shape, spec.dtype,
+                          spec.family->source_hash(), /*include_unfinished=*/true, 0};
+    auto rows = store_.ListRows(query);
+    if (!rows.ok()) return fail(rows.status());
+    for (const store::StoredRow& row : *rows) {
+      if (row.sweep_id == sweep_id) options.finished.push_back(row.measurement);
+    }
+  }
+  std::set<std::string> already;
+  for (const Measurement& m : options.finished) already.insert(FormatParams(m.params));
+
+  // Rows are written in small batches: each commit flushes the disk (synchronous=FULL), and a
+  // crash loses at most one batch, which a resumed sweep simply measures again.
+  absl::Status record_error;
+  std::vector<Measurement> unsaved;
+  auto last_flush = std::chrono::steady_clock::now();
+  auto flush = [&] {
+    if (unsaved.empty()) return;
+    absl::Status s = store_.RecordMeasurements(sweep_id, unsaved);
+    if (!s.ok() && record_error.ok()) record_error = s;
+    unsaved.clear();
+    last_flush = std::chrono::steady_clock::now();
+  };
+  tuner::Sweeper sweeper(pool_, *lane.worker);
+  auto result = sweeper.Run(
+      options,
+      [&](const Measurement& row, const tuner::Progress& progress) {
+        if (!already.count(FormatParams(row.params))) unsaved.push_back(row);
+        if (unsaved.size() >= 32 ||
+            std::chrono::steady_clock::now() - last_flush > std::chrono::seconds(1)) {
+          flush();
+        }
+        job->Update([&](JobSnapshot& s) {
+          s.progress = progress;
+          s.latest = row;
+        });
+      },
+      &job->cancel);
+  flush();
+  if (!result.ok()) {
+    (void)store_.FinishSweep(sweep_id, store::SweepStatus::kFailed, {});
+    return fail(result.status());
+  }
+  job->Update([&](JobSnapshot& s) {
+    s.reference_name = result->reference_name;
+    s.reference_us = result->reference_us;
+  });
+  if (!record_error.ok()) return fail(record_error);
+  if (result->cancelled && job->shutdown) {
+    // Daemon shutdown: the sweep stays "running" in the store and resumes next time.
+    job->Update([](JobSnapshot& s) {
+      s.state = JobState::kCancelled;
+      s.error = "stopped by daemon shutdown; resumable";
+    });
+    return;
+  }
+  // Finalists were re-measured after their rows were stored; store their final figures.
+  if (result->winner) {
+    for (const Measurement& row : result->rows) {
+      if (row.outcome == Outcome::kOk) (void)store_.UpdateTiming(sweep_id, row);
+    }
+  }
+  store::Reference reference{result->reference_name, result->reference_us};
+  const store::SweepStatus status =
+      result->cancelled ? store::SweepStatus::kCancelled : store::SweepStatus::kSucceeded;
+  auto finished = store_.FinishSweep(sweep_id, status, reference);
+  if (!finished.ok()) return fail(finished.status());
+  job->Update([&](JobSnapshot& s) {
+    s.state = result->cancelled ? JobState::kCancelled : JobState::kSucceeded;
+    if (result->winner) s.progress.best = result->rows[*result->winner];
+  });
+}
+
+void JobManager::Shutdown() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) return;
+    shutting_down_ = true;
+    for (auto& lane : lanes_) {
+      for (auto& job : lane->queue) {
+        job->Update([](JobSnapshot& s) {
+          s.state = JobState::kCancelled;
+          s.error = "daemon shut down before the job started";
+        });
+      }
+      lane->queue.clear();
+      if (lane->running) {
+        lane->running->shutdown = true;
+        lane->running->cancel = true;
+      }
+      lane->wake.notify_all();
+      if (lane->thread.joinable()) threads.push_back(std::move(lane->thread));
+    }
+  }
+  for (auto& t : threads) t.join();
+  for (auto& lane : lanes_) lane->worker->Stop();
+}
+
+}  // namespace cutune::service

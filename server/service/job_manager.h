@@ -1,0 +1,133 @@
+// Tuning jobs: one queue and one runner thread per GPU, so each GPU runs one sweep at a time and
+// several GPUs tune in parallel. Identical in-flight requests are merged, idempotency keys return
+// the job they first created, queues are bounded, cancellation is checked between candidates,
+// and every candidate's row goes to the store as it is measured (so a killed daemon resumes).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/family.h"
+#include "server/compiler/pool.h"
+#include "server/store/store.h"
+#include "server/tuner/sweep.h"
+#include "server/worker/supervisor.h"
+
+namespace cutune::service {
+
+enum class JobState { kQueued, kRunning, kSucceeded, kFailed, kCancelled };
+std::string_view JobStateName(JobState state);
+
+struct JobSpec {
+  const kernels::KernelFamily* family = nullptr;
+  Shape shape;
+  DType dtype = DType::kF32;
+  int device = 0;  // GPU ordinal
+  std::string strategy = "brute_force";
+  int max_evaluations = 0;
+  double max_seconds = 0;
+  std::map<std::string, std::vector<int64_t>> space;  // narrowing of the default space
+  uint64_t seed = 1;
+  std::string idempotency_key;
+  tuner::TimingOptions timing;
+
+  // Two specs describing the same work (for merging in-flight requests).
+  std::string MergeKey() const;
+};
+
+// A consistent copy of a job's state, for answers and progress streams.
+struct JobSnapshot {
+  std::string id;
+  JobSpec spec;
+  JobState state = JobState::kQueued;
+  tuner::Progress progress;
+  std::optional<Measurement> latest;
+  std::string error;
+  std::string reference_name;
+  double reference_us = 0;
+  uint64_t version = 0;  // grows with every change
+  bool finished() const {
+    return state == JobState::kSucceeded || state == JobState::kFailed ||
+           state == JobState::kCancelled;
+  }
+};
+
+class Job;
+
+// One GPU as the service sees it: its worker process and its queue.
+struct GpuInfo {
+  int ordinal = 0;
+  std::optional<worker::wpb::DeviceInfo> device;
+  bool quarantined = false;
+  bool busy = false;
+  int queued = 0;
+};
+
+class JobManager {
+ public:
+  struct Options {
+    int max_queue_per_gpu = 8;
+    int compile_threads = 0;
+    std::string worker_path;  // empty: next to this program
+    std::chrono::milliseconds candidate_timeout{10'000};
+  };
+
+  // Starts the first GPU's worker to learn how many GPUs there are. Without a driver or GPU the
+  // manager still works as a table server: Submit fails with FAILED_PRECONDITION and the reason.
+  JobManager(Options options, store::Store& store, compiler::CompilePool& pool);
+  ~JobManager();
+
+  // "" when GPUs are usable, else why not ("no CUDA driver on this host: ...").
+  const std::string& no_gpu_reason() const { return no_gpu_reason_; }
+  std::vector<GpuInfo> Gpus() const;
+
+  // Queues a job (or returns the identical one in flight: merged = true). INVALID_ARGUMENT for a
+  // bad spec, NOT_FOUND for an unknown GPU, FAILED_PRECONDITION without GPUs, UNAVAILABLE for a
+  // quarantined GPU, RESOURCE_EXHAUSTED when its queue is full.
+  absl::StatusOr<std::pair<std::string, bool>> Submit(JobSpec spec);
+
+  absl::StatusOr<JobSnapshot> Get(const std::string& id) const;
+  std::vector<JobSnapshot> List() const;
+  // Waits until the job's version passes `after` or `deadline`; returns the latest snapshot.
+  absl::StatusOr<JobSnapshot> WaitForChange(const std::string& id, uint64_t after,
+                                            std::chrono::steady_clock::time_point deadline) const;
+  absl::StatusOr<JobState> Cancel(const std::string& id);
+
+  // Stops taking work, cancels queued and running jobs (left resumable in the store), stops the
+  // workers. Idempotent.
+  void Shutdown();
+
+  // Called when a GPU's health changes (quarantined or back); for the health service.
+  void SetHealthCallback(std::function<void(int ordinal, bool serving)> callback);
+
+ private:
+  struct Lane;
+  void RunLane(Lane& lane);
+  void RunJob(Lane& lane, const std::shared_ptr<Job>& job);
+  std::shared_ptr<Job> FindLocked(const std::string& id) const;
+
+  const Options options_;
+  store::Store& store_;
+  compiler::CompilePool& pool_;
+  std::string no_gpu_reason_;
+
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_;
+  std::map<std::string, std::string> by_idempotency_key_;
+  std::map<std::string, std::string> in_flight_;  // MergeKey -> job id
+  uint64_t next_job_ = 1;
+  bool shutting_down_ = false;
+  std::function<void(int, bool)> health_callback_;
+};
+
+}  // namespace cutune::service

@@ -1,0 +1,448 @@
+#include "server/service/tuner_service.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/compiler/compiler.h"
+#include "server/service/convert.h"
+#include "server/store/tables.h"
+#include "server/tuner/candidate.h"
+#include "server/tuner/strategy.h"
+
+namespace cutune::service {
+namespace {
+
+// Spaces larger than this are refused rather than queued for hours.
+constexpr uint64_t kMaxSpaceSize = 1'000'000;
+
+struct ValidProblem {
+  const kernels::KernelFamily* family = nullptr;
+  Shape shape;
+  DType dtype = DType::kF32;
+};
+
+absl::StatusOr<ValidProblem> Validate(const pb::Problem& problem) {
+  if (problem.family().empty()) return absl::InvalidArgumentError("problem.family is required");
+  auto family = kernels::GetFamily(problem.family());
+  if (!family.ok()) return family.status();
+  ValidProblem out;
+  out.family = *family;
+  if (!problem.dtype().empty()) {
+    auto dtype = ParseDType(problem.dtype());
+    if (!dtype.ok()) return dtype.status();
+    out.dtype = *dtype;
+  }
+  out.shape.assign(problem.shape().begin(), problem.shape().end());
+  if (auto s = out.family->ValidateShape(out.shape); !s.ok()) return s;
+  return out;
+}
+
+std::set<std::string> KnownFamilies() {
+  std::set<std::string> names;
+  for (const kernels::KernelFamily* f : kernels::AllFamilies()) names.insert(std::string(f->name()));
+  return names;
+}
+
+pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
+  switch (rung) {
+    case store::LookupRung::kExact:
+      return pb::GetBestConfigResponse::EXACT;
+    case store::LookupRung::kNearestShape:
+      return pb::GetBestConfigResponse::NEAREST_SHAPE;
+    case store::LookupRung::kSameArchitecture:
+      return pb::GetBestConfigResponse::SAME_ARCHITECTURE;
+    case store::LookupRung::kFamilyDefault:
+      return pb::GetBestConfigResponse::FAMILY_DEFAULT;
+  }
+  return pb::GetBestConfigResponse::RUNG_UNSPECIFIED;
+}
+
+int64_t BytesNeeded(const kernels::KernelFamily& family, const Shape& shape) {
+  kernels::BufferPlan plan = family.Buffers(shape);
+  int64_t elements = 2 * plan.output;  // output and reference
+  for (int64_t input : plan.inputs) elements += input;
+  return elements * 4;
+}
+
+}  // namespace
+
+struct TunerService::Target {
+  std::optional<int> ordinal;  // a GPU of this host
+  std::string model;           // empty: nothing known (family default only)
+  int cc_major = 0;
+  int cc_minor = 0;
+  int driver_version = 0;
+  int64_t total_memory = 0;
+};
+
+TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
+                           Authorizer authorizer)
+    : store_(store), jobs_(jobs), pool_(pool), authorizer_(std::move(authorizer)) {}
+
+absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
+    const pb::DeviceSelector& selector, bool need_gpu) const {
+  const std::vector<GpuInfo> gpus = jobs_.Gpus();
+  auto from_gpu = [](const GpuInfo& gpu) {
+    Target t;
+    t.ordinal = gpu.ordinal;
+    if (gpu.device) {
+      t.model = gpu.device->name();
+      t.cc_major = gpu.device->cc_major();
+      t.cc_minor = gpu.device->cc_minor();
+      t.driver_version = gpu.device->driver_version();
+      t.total_memory = gpu.device->total_memory_bytes();
+    }
+    return t;
+  };
+  if (need_gpu && gpus.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this host cannot tune (it serves tables only): ", jobs_.no_gpu_reason()));
+  }
+  switch (selector.by_case()) {
+    case pb::DeviceSelector::kOrdinal:
+      for (const GpuInfo& gpu : gpus) {
+        if (gpu.ordinal == selector.ordinal()) return from_gpu(gpu);
+      }
+      return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", selector.ordinal(),
+                                              " on this host (", gpus.size(), " present)"));
+    case pb::DeviceSelector::kUuid:
+      for (const GpuInfo& gpu : gpus) {
+        if (gpu.device && gpu.device->uuid() == selector.uuid()) return from_gpu(gpu);
+      }
+      return absl::NotFoundError(absl::StrCat("no GPU with uuid '", selector.uuid(), "'"));
+    case pb::DeviceSelector::kModel: {
+      if (need_gpu) {
+        return absl::InvalidArgumentError("tuning needs a GPU of this host: select it by ordinal "
+                                          "or uuid, not by model");
+      }
+      for (const GpuInfo& gpu : gpus) {
+        if (gpu.device && gpu.device->name() == selector.model()) return from_gpu(gpu);
+      }
+      auto models = store_.ListDeviceModels();
+      if (!models.ok()) return models.status();
+      for (const store::DeviceModel& m : *models) {
+        if (m.name == selector.model()) return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
+      }
+      return absl::NotFoundError(
+          absl::StrCat("no GPU and no tuning data for device model '", selector.model(), "'"));
+    }
+    case pb::DeviceSelector::BY_NOT_SET:
+      break;
+  }
+  if (!gpus.empty()) return from_gpu(gpus.front());
+  auto models = store_.ListDeviceModels();
+  if (!models.ok()) return models.status();
+  if (models->size() == 1) {
+    const store::DeviceModel& m = models->front();
+    return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
+  }
+  if (models->empty()) return Target{};
+  std::vector<std::string> names;
+  for (const auto& m : *models) names.push_back(m.name);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "this host has no GPU and its tables hold several device models; choose one with "
+      "device.model: ", absl::StrJoin(names, ", ")));
+}
+
+grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest*,
+                                       pb::ListDevicesResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  for (const GpuInfo& gpu : jobs_.Gpus()) {
+    pb::Device* d = response->add_devices();
+    d->set_ordinal(gpu.ordinal);
+    if (gpu.device) {
+      d->set_name(gpu.device->name());
+      d->set_uuid(gpu.device->uuid());
+      d->set_compute_capability(absl::StrCat(gpu.device->cc_major(), ".", gpu.device->cc_minor()));
+      d->set_sm_count(gpu.device->sm_count());
+      d->set_total_memory_bytes(gpu.device->total_memory_bytes());
+      d->set_driver_version(gpu.device->driver_version());
+    }
+    d->set_state(gpu.quarantined ? pb::Device::STATE_QUARANTINED
+                 : gpu.busy      ? pb::Device::STATE_BUSY
+                                 : pb::Device::STATE_READY);
+    d->set_queued_jobs(gpu.queued);
+  }
+  response->set_nvrtc_version(compiler::NvrtcVersion());
+  response->set_no_gpu_reason(jobs_.no_gpu_reason());
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListFamilies(grpc::ServerContext* context,
+                                        const pb::ListFamiliesRequest*,
+                                        pb::ListFamiliesResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    pb::Family* f = response->add_families();
+    f->set_name(std::string(family->name()));
+    f->set_description(std::string(family->description()));
+    for (const std::string& dim : family->dims()) f->add_dims(dim);
+    const kernels::Space& space = family->default_space();
+    for (const kernels::Parameter& p : space.parameters()) {
+      pb::Parameter* param = f->add_parameters();
+      param->set_name(p.name);
+      for (int64_t v : p.values) param->add_values(v);
+      param->set_help(p.help);
+    }
+    for (const kernels::Constraint& c : space.constraints()) f->add_constraints(c.text);
+    f->set_space_size(space.CartesianSize());
+    f->set_source_hash(family->source_hash());
+    for (const auto& [name, value] : family->baseline()) (*f->mutable_default_params())[name] = value;
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
+                                         const pb::GetBestConfigRequest* request,
+                                         pb::GetBestConfigResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  auto problem = Validate(request->problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  const bool tune = request->on_miss() == pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE ||
+                    request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING;
+  if (tune) {
+    if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  }
+  auto target = ResolveDevice(request->device(), tune);
+  if (!target.ok()) return ToGrpc(target.status());
+  const kernels::KernelFamily& family = *problem->family;
+
+  store::LookupQuery query;
+  query.device_model = target->model;
+  query.cc_major = target->cc_major;
+  query.cc_minor = target->cc_minor;
+  query.family = std::string(family.name());
+  query.shape = problem->shape;
+  query.dtype = problem->dtype;
+  query.current = {target->driver_version, compiler::NvrtcVersion(), family.source_hash(),
+                   family.space_version()};
+  query.family_default = family.baseline();
+  store::LookupResult found = store_.Lookup(query);
+
+  const bool miss = found.rung != store::LookupRung::kExact || !found.stale.empty();
+  if (tune && miss) {
+    JobSpec spec;
+    spec.family = problem->family;
+    spec.shape = problem->shape;
+    spec.dtype = problem->dtype;
+    spec.device = target->ordinal.value_or(0);
+    auto submitted = jobs_.Submit(spec);
+    if (!submitted.ok()) return ToGrpc(submitted.status());
+    response->set_job_id(submitted->first);
+    if (request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING) {
+      uint64_t seen = 0;
+      while (true) {
+        // Wake once a second to notice the caller's deadline or departure.
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        auto job = jobs_.WaitForChange(submitted->first, seen, deadline);
+        if (!job.ok()) return ToGrpc(job.status());
+        seen = job->version;
+        if (job->finished()) {
+          if (job->state != JobState::kSucceeded) {
+            return {grpc::StatusCode::ABORTED,
+                    absl::StrCat("tuning job ", job->id, " ended ", std::string(JobStateName(job->state)), ": ",
+                                 job->error)};
+          }
+          found = store_.Lookup(query);
+          break;
+        }
+        if (context->IsCancelled() || std::chrono::system_clock::now() >= context->deadline()) {
+          return {grpc::StatusCode::DEADLINE_EXCEEDED,
+                  absl::StrCat("still tuning; job ", submitted->first,
+                               " goes on: watch it or ask again later")};
+        }
+      }
+    }
+  }
+
+  response->set_rung(ToProto(found.rung));
+  response->set_shape_distance(found.distance);
+  for (int64_t d : found.tuned_shape) response->add_tuned_shape(d);
+  response->set_device_model(found.device_model);
+  response->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+  for (const auto& [name, value] : found.winner.params) (*response->mutable_params())[name] = value;
+  const int cc_major = target->cc_major ? target->cc_major : 9;
+  const int cc_minor = target->cc_major ? target->cc_minor : 0;
+  const std::string arch = absl::StrCat("sm_", cc_major, cc_minor);
+  compiler::CompileRequest compile = tuner::CandidateRequest(family, found.winner.params, arch);
+  for (const std::string& option : compile.options) response->add_compile_options(option);
+  response->add_compile_options(absl::StrCat("--gpu-architecture=", arch));
+  ToProto(family.Geometry(found.winner.params, problem->shape), response->mutable_geometry());
+  response->set_source_hash(found.rung == store::LookupRung::kFamilyDefault
+                                ? family.source_hash()
+                                : found.provenance.source_hash);
+  response->set_time_us(found.winner.timing.median_us);
+  response->set_gbps(found.winner.gbps);
+  response->set_tflops(found.winner.tflops);
+  response->set_percent_of_reference(found.winner.percent_of_reference);
+  for (const std::string& s : found.stale) response->add_stale(s);
+  if (request->include_source()) response->set_source(std::string(family.source()));
+  if (request->include_cubin()) {
+    auto compiled = pool_.Submit(compile).get();
+    if (!compiled.ok()) return ToGrpc(compiled.status());
+    if (!compiled->ok) {
+      return {grpc::StatusCode::INTERNAL,
+              absl::StrCat("the answer's configuration does not compile for ", arch, ":\n",
+                           compiled->log)};
+    }
+    response->set_cubin(compiled->cubin);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
+                                       const pb::StartTuningRequest* request,
+                                       pb::StartTuningResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  auto problem = Validate(request->problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  JobSpec spec;
+  spec.family = problem->family;
+  spec.shape = problem->shape;
+  spec.dtype = problem->dtype;
+  spec.strategy = request->strategy().empty() ? "brute_force" : request->strategy();
+  const auto strategies = tuner::StrategyNames();
+  if (std::find(strategies.begin(), strategies.end(), spec.strategy) == strategies.end()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            absl::StrCat("unknown strategy '", spec.strategy, "' (known: ",
+                         absl::StrJoin(strategies, ", "), ")")};
+  }
+  if (request->budget().max_evaluations() < 0 || request->budget().max_seconds() < 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "budget values must not be negative"};
+  }
+  spec.max_evaluations = request->budget().max_evaluations();
+  spec.max_seconds = request->budget().max_seconds();
+  for (const auto& [name, list] : request->space().values()) {
+    if (list.values().empty()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("space override for '", name, "' lists no values")};
+    }
+    spec.space[name] = {list.values().begin(), list.values().end()};
+  }
+  auto narrowed = spec.family->default_space().Narrow(spec.space);
+  if (!narrowed.ok()) return ToGrpc(narrowed.status());
+  if (narrowed->CartesianSize() > kMaxSpaceSize) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("space of ", narrowed->CartesianSize(), " combinations is larger than ",
+                         kMaxSpaceSize, "; narrow it")};
+  }
+  spec.seed = request->seed() ? request->seed() : 1;
+  spec.idempotency_key = request->idempotency_key();
+  auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
+  if (!target.ok()) return ToGrpc(target.status());
+  spec.device = target->ordinal.value_or(0);
+  const int64_t bytes = BytesNeeded(*spec.family, spec.shape);
+  if (target->total_memory > 0 && bytes > target->total_memory) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            absl::StrCat("problem needs ", bytes / (1 << 20), " MiB of GPU memory; GPU ",
+                         spec.device, " has ", target->total_memory / (1 << 20), " MiB")};
+  }
+  auto submitted = jobs_.Submit(std::move(spec));
+  if (!submitted.ok()) return ToGrpc(submitted.status());
+  response->set_job_id(submitted->first);
+  response->set_merged(submitted->second);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
+                                    const pb::WatchJobRequest* request,
+                                    grpc::ServerWriter<pb::JobProgress>* writer) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  auto job = jobs_.Get(request->job_id());
+  if (!job.ok()) return ToGrpc(job.status());
+  while (true) {
+    pb::JobProgress progress;
+    ToProto(*job, &progress);
+    if (!writer->Write(progress)) return grpc::Status::OK;  // the client went away
+    if (job->finished()) return grpc::Status::OK;
+    const uint64_t seen = job->version;
+    // Wake at least once a second to notice a client that left.
+    do {
+      job = jobs_.WaitForChange(request->job_id(), seen,
+                                std::chrono::steady_clock::now() + std::chrono::seconds(1));
+      if (!job.ok()) return ToGrpc(job.status());
+      if (context->IsCancelled()) return {grpc::StatusCode::CANCELLED, "watch cancelled"};
+    } while (job->version == seen);
+  }
+}
+
+grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
+                                     const pb::CancelJobRequest* request,
+                                     pb::CancelJobResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  auto state = jobs_.Cancel(request->job_id());
+  if (!state.ok()) return ToGrpc(state.status());
+  JobSnapshot snapshot;
+  snapshot.state = *state;
+  pb::JobProgress progress;
+  ToProto(snapshot, &progress);
+  response->set_state(progress.state());
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListJobs(grpc::ServerContext* context, const pb::ListJobsRequest*,
+                                    pb::ListJobsResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  for (const JobSnapshot& job : jobs_.List()) ToProto(job, response->add_jobs());
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ListResults(grpc::ServerContext* context,
+                                       const pb::ListResultsRequest* request,
+                                       pb::ListResultsResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  auto problem = Validate(request->problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  if (request->limit() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "limit must be >= 0"};
+  auto target = ResolveDevice(request->device(), false);
+  if (!target.ok()) return ToGrpc(target.status());
+  store::RowQuery query;
+  query.device_model = target->model;
+  query.family = std::string(problem->family->name());
+  query.shape = problem->shape;
+  query.dtype = problem->dtype;
+  query.limit = request->limit();
+  auto rows = store_.ListRows(query);
+  if (!rows.ok()) return ToGrpc(rows.status());
+  for (const store::StoredRow& row : *rows) ToProto(row.measurement, response->add_rows());
+  response->set_device_model(target->model);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ExportTable(grpc::ServerContext* context,
+                                       const pb::ExportTableRequest* request,
+                                       pb::ExportTableResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  auto json = store::ExportTable(store_, {request->device_model(), request->include_rows()});
+  if (!json.ok()) return ToGrpc(json.status());
+  response->set_json(std::move(*json));
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
+                                       const pb::ImportTableRequest* request,
+                                       pb::ImportTableResponse* response) {
+  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  store::ImportOptions options;
+  options.known_families = KnownFamilies();
+  switch (request->policy()) {
+    case pb::ImportTableRequest::KEEP_NEWER:
+      options.policy = store::MergePolicy::kKeepNewer;
+      break;
+    case pb::ImportTableRequest::FAIL_ON_CONFLICT:
+      options.policy = store::MergePolicy::kFailOnConflict;
+      break;
+    default:
+      options.policy = store::MergePolicy::kKeepFaster;
+  }
+  auto stats = store::ImportTable(store_, request->json(), options);
+  if (!stats.ok()) return ToGrpc(stats.status());
+  response->set_winners_added(stats->winners_added);
+  response->set_winners_replaced(stats->winners_replaced);
+  response->set_winners_kept(stats->winners_kept);
+  response->set_rows_added(stats->rows_added);
+  return grpc::Status::OK;
+}
+
+}  // namespace cutune::service

@@ -1,0 +1,55 @@
+// The cutune.v1.Tuner gRPC service: validates every request before anything is queued, answers
+// lookups from the store's ladder, and drives tuning jobs through the JobManager. Synchronous
+// gRPC handlers are used on purpose: WatchJob and WAIT_FOR_TUNING block on job progress, which
+// the sync server's thread pool absorbs without the timer machinery callback reactors would need.
+#pragma once
+
+#include <memory>
+
+#include "cutune/v1/cutune.grpc.pb.h"
+#include "server/compiler/pool.h"
+#include "server/service/auth.h"
+#include "server/service/job_manager.h"
+#include "server/store/store.h"
+
+namespace cutune::service {
+
+namespace pb = ::cutune::v1;
+
+class TunerService final : public pb::Tuner::Service {
+ public:
+  TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
+               Authorizer authorizer);
+
+  grpc::Status ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest* request,
+                           pb::ListDevicesResponse* response) override;
+  grpc::Status ListFamilies(grpc::ServerContext* context, const pb::ListFamiliesRequest* request,
+                            pb::ListFamiliesResponse* response) override;
+  grpc::Status GetBestConfig(grpc::ServerContext* context, const pb::GetBestConfigRequest* request,
+                             pb::GetBestConfigResponse* response) override;
+  grpc::Status StartTuning(grpc::ServerContext* context, const pb::StartTuningRequest* request,
+                           pb::StartTuningResponse* response) override;
+  grpc::Status WatchJob(grpc::ServerContext* context, const pb::WatchJobRequest* request,
+                        grpc::ServerWriter<pb::JobProgress>* writer) override;
+  grpc::Status CancelJob(grpc::ServerContext* context, const pb::CancelJobRequest* request,
+                         pb::CancelJobResponse* response) override;
+  grpc::Status ListJobs(grpc::ServerContext* context, const pb::ListJobsRequest* request,
+                        pb::ListJobsResponse* response) override;
+  grpc::Status ListResults(grpc::ServerContext* context, const pb::ListResultsRequest* request,
+                           pb::ListResultsResponse* response) override;
+  grpc::Status ExportTable(grpc::ServerContext* context, const pb::ExportTableRequest* request,
+                           pb::ExportTableResponse* response) override;
+  grpc::Status ImportTable(grpc::ServerContext* context, const pb::ImportTableRequest* request,
+                           pb::ImportTableResponse* response) override;
+
+ private:
+  struct Target;  // the device a request resolves to
+  absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
+
+  store::Store& store_;
+  JobManager& jobs_;
+  compiler::CompilePool& pool_;
+  const Authorizer authorizer_;
+};
+
+}  // namespace cutune::service
