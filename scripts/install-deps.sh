@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package that building and testing cutune needs. The CUDA 13.0 toolkit
 # (nvcc, NVRTC, headers) is expected at /usr/local/cuda already. The Dockerfile runs this script
-# too, so the two never drift (tests/scripts_test.sh checks that).
+# too, so the two never drift (tests/scripts/consistency_test.sh checks that).
 set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
@@ -11,6 +11,13 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   python3 python3-grpcio python3-protobuf
 )
+# CUTUNE_DEPS_NO_BROWSER=1 leaves out Chromium (only the CLI report test needs it; the Docker build
+# skips it).
+if [[ ${CUTUNE_DEPS_NO_BROWSER:-0} == 1 ]]; then
+  kept=()
+  for p in "${PACKAGES[@]}"; do [[ $p == chromium ]] || kept+=("$p"); done
+  PACKAGES=("${kept[@]}")
+fi
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
