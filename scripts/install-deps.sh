@@ -8,7 +8,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev
+  libcli11-dev nlohmann-json3-dev chromium
   python3 python3-grpcio python3-protobuf
 )
 # CUTUNE_DEPS_NO_BROWSER=1 leaves out Chromium (only the CLI report test needs it; the Docker build

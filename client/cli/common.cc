@@ -17,7 +17,9 @@ void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options)
       ->group(group);
   command->add_flag("--tls", options.tls, "Use TLS, verifying the server with the system roots")
       ->group(group);
-  command->add_option("--tls-ca", options.tls_ca, "CA bundle (PEM) to verify the server; implies --tls")
+  command
+      ->add_option("--tls-ca", options.tls_ca,
+                   "CA bundle (PEM) to verify the server; implies --tls")
       ->check(CLI::ExistingFile)
       ->group(group);
   command->add_option("--tls-cert", options.tls_cert, "Client certificate (PEM) for mutual TLS")
@@ -58,11 +60,12 @@ void AddProblemOptions(CLI::App* command, ProblemOptions& options) {
           },
           "SHAPE"));
   command->add_option("--dtype", options.dtype, "Element type")->capture_default_str();
-  auto* device = command->add_option("--device", options.device, "GPU ordinal on the daemon's host");
+  auto* device =
+      command->add_option("--device", options.device, "GPU ordinal on the daemon's host");
   auto* uuid = command->add_option("--uuid", options.uuid, "GPU by UUID");
-  auto* model =
-      command->add_option("--model", options.model,
-                          "Device model, e.g. \"NVIDIA H200\" (answers from tables, no GPU needed)");
+  auto* model = command->add_option(
+      "--model", options.model,
+      "Device model, e.g. \"NVIDIA H200\" (answers from tables, no GPU needed)");
   device->excludes(uuid)->excludes(model);
   uuid->excludes(model);
 }

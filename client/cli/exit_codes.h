@@ -5,13 +5,13 @@
 namespace cutune::cli {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;      // the request failed (server error, bad table, ...)
-inline constexpr int kExitUsage = 2;        // bad command line
-inline constexpr int kExitUnavailable = 3;  // server unreachable, or no usable GPU
-inline constexpr int kExitNotFound = 4;     // unknown family, device, job, ...
-inline constexpr int kExitNoResult = 5;     // a sweep finished without a valid candidate
-inline constexpr int kExitDiff = 6;         // `table diff`: the tables differ (like diff(1)'s 1)
-inline constexpr int kExitDenied = 7;       // missing token, or a read-only token asked to tune
+inline constexpr int kExitFailure = 1;        // the request failed (server error, bad table, ...)
+inline constexpr int kExitUsage = 2;          // bad command line
+inline constexpr int kExitUnavailable = 3;    // server unreachable, or no usable GPU
+inline constexpr int kExitNotFound = 4;       // unknown family, device, job, ...
+inline constexpr int kExitNoResult = 5;       // a sweep finished without a valid candidate
+inline constexpr int kExitDiff = 6;           // `table diff`: the tables differ (like diff(1)'s 1)
+inline constexpr int kExitDenied = 7;         // missing token, or a read-only token asked to tune
 inline constexpr int kExitInterrupted = 130;  // Ctrl-C during `sweep` (the job was cancelled)
 
 inline constexpr char kExitCodesHelp[] =

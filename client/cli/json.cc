@@ -76,7 +76,8 @@ ordered_json ToJson(const Message& message) {
       out[field->name()] = std::move(map);
     } else if (field->is_repeated()) {
       ordered_json list = ordered_json::array();
-      for (int j = 0; j < r->FieldSize(message, field); ++j) list.push_back(Value(message, field, j));
+      for (int j = 0; j < r->FieldSize(message, field); ++j)
+        list.push_back(Value(message, field, j));
       out[field->name()] = std::move(list);
     } else {
       out[field->name()] = Value(message, field, -1);

@@ -122,8 +122,8 @@ int Get(const GetOptions& options) {
     deadline = std::chrono::hours(1);
   }
   auto context = connection->NewContext(deadline);
-  auto status = connection->Convert(
-      connection->stub().GetBestConfig(context.get(), request, &response));
+  auto status =
+      connection->Convert(connection->stub().GetBestConfig(context.get(), request, &response));
   if (!status.ok()) return ReportError(status);
   if (!options.source_file.empty()) {
     if (auto s = WriteFile(options.source_file, response.source()); !s.ok()) {
@@ -155,7 +155,8 @@ int Get(const GetOptions& options) {
             << " B\n";
   if (response.time_us() > 0) {
     std::cout << "  time:      " << FormatDouble(response.time_us(), 2) << " us";
-    if (response.tflops() > 0) std::cout << ", " << FormatDouble(response.tflops(), 2) << " TFLOP/s";
+    if (response.tflops() > 0)
+      std::cout << ", " << FormatDouble(response.tflops(), 2) << " TFLOP/s";
     if (response.gbps() > 0) std::cout << ", " << FormatDouble(response.gbps(), 1) << " GB/s";
     if (response.percent_of_reference() > 0) {
       std::cout << ", " << FormatDouble(response.percent_of_reference(), 1) << "% of reference";
@@ -172,10 +173,11 @@ int Get(const GetOptions& options) {
     std::cout << "  tuning:    job " << response.job_id()
               << (options.wait ? "" : " started in the background") << "\n";
   }
-  if (!options.source_file.empty()) std::cout << "  wrote source to " << options.source_file << "\n";
+  if (!options.source_file.empty())
+    std::cout << "  wrote source to " << options.source_file << "\n";
   if (!options.cubin_file.empty()) {
-    std::cout << "  wrote cubin (" << response.cubin().size() << " bytes) to "
-              << options.cubin_file << "\n";
+    std::cout << "  wrote cubin (" << response.cubin().size() << " bytes) to " << options.cubin_file
+              << "\n";
   }
   return kExitOk;
 }
@@ -278,7 +280,8 @@ void AddQueryCommands(CLI::App& app, Context& context) {
     CLI::App* cmd = app.add_subcommand("devices", "The daemon's GPUs and their state");
     cmd->add_flag("--json", options->json, "Machine-readable output");
     AddConnectionOptions(cmd, options->connection);
-    cmd->callback([&context, options] { context.action = [options] { return Devices(*options); }; });
+    cmd->callback(
+        [&context, options] { context.action = [options] { return Devices(*options); }; });
   }
   {
     auto options = std::make_shared<GetOptions>();
@@ -308,7 +311,8 @@ void AddQueryCommands(CLI::App& app, Context& context) {
         ->check(CLI::NonNegativeNumber);
     cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
     AddConnectionOptions(cmd, options->connection);
-    cmd->callback([&context, options] { context.action = [options] { return Results(*options); }; });
+    cmd->callback(
+        [&context, options] { context.action = [options] { return Results(*options); }; });
   }
   {
     auto options = std::make_shared<ServerOptions>();

@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/ascii.h"
 #include "client/cli/exit_codes.h"
 #include "server/core/strings.h"
 
@@ -108,9 +108,7 @@ std::string OneLine(std::string_view text) {
   return out;
 }
 
-int ReportError(const absl::Status& status) {
-  return ReportError(status, ExitCodeFor(status));
-}
+int ReportError(const absl::Status& status) { return ReportError(status, ExitCodeFor(status)); }
 
 int ReportError(const absl::Status& status, int exit_code) {
   std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": "

@@ -18,11 +18,20 @@ std::string Escape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -47,7 +56,8 @@ std::string Colour(double t) {
   const double f = pos - i;
   auto mix = [&](double a, double b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
   return absl::StrFormat("#%02x%02x%02x", mix(kViridis[i].r, kViridis[i + 1].r),
-                         mix(kViridis[i].g, kViridis[i + 1].g), mix(kViridis[i].b, kViridis[i + 1].b));
+                         mix(kViridis[i].g, kViridis[i + 1].g),
+                         mix(kViridis[i].b, kViridis[i + 1].b));
 }
 
 std::string MetricName(ReportMetric metric, bool tflops) {
@@ -108,9 +118,9 @@ absl::StatusOr<Grid> BuildGrid(const ReportInput& input, bool tflops) {
   }
   for (const std::string* axis : {&input.x, &input.y}) {
     if (!names.contains(*axis)) {
-      return absl::InvalidArgumentError(absl::StrCat("no parameter '", *axis, "' in the rows of ",
-                                                     input.problem, " (parameters: ",
-                                                     absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no parameter '", *axis, "' in the rows of ", input.problem,
+                       " (parameters: ", absl::StrJoin(names, ", "), ")"));
     }
   }
   Grid grid;
@@ -171,9 +181,9 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
                         "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n",
                         width, height, width, height);
   absl::StrAppendFormat(&s, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
-  absl::StrAppendFormat(&s,
-                        "<text x=\"24\" y=\"36\" font-size=\"22\" font-weight=\"bold\">%s on %s</text>\n",
-                        Escape(input.problem), Escape(input.device_model));
+  absl::StrAppendFormat(
+      &s, "<text x=\"24\" y=\"36\" font-size=\"22\" font-weight=\"bold\">%s on %s</text>\n",
+      Escape(input.problem), Escape(input.device_model));
   absl::StrAppendFormat(&s,
                         "<text x=\"24\" y=\"62\" font-size=\"14\" fill=\"#444\">best %s by %s and "
                         "%s (other parameters: best over all values)</text>\n",
@@ -212,14 +222,14 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
   }
   // Axes: tick labels and names.
   for (int i = 0; i < nx; ++i) {
-    absl::StrAppendFormat(&s,
-                          "<text x=\"%d\" y=\"%d\" font-size=\"14\" text-anchor=\"middle\">%d</text>\n",
-                          left + i * cw + cw / 2, top + gh + 22, grid.xs[i]);
+    absl::StrAppendFormat(
+        &s, "<text x=\"%d\" y=\"%d\" font-size=\"14\" text-anchor=\"middle\">%d</text>\n",
+        left + i * cw + cw / 2, top + gh + 22, grid.xs[i]);
   }
   for (int j = 0; j < ny; ++j) {
-    absl::StrAppendFormat(&s,
-                          "<text x=\"%d\" y=\"%d\" font-size=\"14\" text-anchor=\"end\">%d</text>\n",
-                          left - 10, top + j * ch + ch / 2 + 5, grid.ys[j]);
+    absl::StrAppendFormat(
+        &s, "<text x=\"%d\" y=\"%d\" font-size=\"14\" text-anchor=\"end\">%d</text>\n", left - 10,
+        top + j * ch + ch / 2 + 5, grid.ys[j]);
   }
   absl::StrAppendFormat(&s,
                         "<text x=\"%d\" y=\"%d\" font-size=\"16\" font-weight=\"bold\" "
@@ -257,8 +267,8 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
                         list_top, top10.size());
   int line = 0;
   for (const pb::Measurement* row : top10) {
-    std::string text = absl::StrFormat("%2d. %10.2f us  %s", line + 1, row->time_us(),
-                                       Throughput(*row, tflops));
+    std::string text =
+        absl::StrFormat("%2d. %10.2f us  %s", line + 1, row->time_us(), Throughput(*row, tflops));
     if (row->percent_of_reference() > 0) {
       absl::StrAppendFormat(&text, "  %5.1f%% of ref", row->percent_of_reference());
     }
@@ -273,8 +283,9 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
   for (const auto& row : input.rows) ++counts[OutcomeLabel(row.outcome())];
   std::vector<std::string> parts;
   for (const auto& [name, n] : counts) parts.push_back(absl::StrCat(name, " ", n));
-  absl::StrAppendFormat(&s, "<text x=\"24\" y=\"%d\" font-size=\"13\" fill=\"#444\">%d rows: %s</text>\n",
-                        height - 16, input.rows.size(), Escape(absl::StrJoin(parts, ", ")));
+  absl::StrAppendFormat(
+      &s, "<text x=\"24\" y=\"%d\" font-size=\"13\" fill=\"#444\">%d rows: %s</text>\n",
+      height - 16, input.rows.size(), Escape(absl::StrJoin(parts, ", ")));
   s += "</svg>\n";
   return s;
 }

@@ -30,8 +30,8 @@ int Report(const ReportOptions& options) {
   *request.mutable_device() = ToSelector(options.problem);
   pb::ListResultsResponse response;
   auto context = (*connection)->NewContext();
-  auto status = (*connection)->Convert(
-      (*connection)->stub().ListResults(context.get(), request, &response));
+  auto status =
+      (*connection)->Convert((*connection)->stub().ListResults(context.get(), request, &response));
   if (!status.ok()) return ReportError(status);
 
   ReportInput input;

@@ -50,8 +50,8 @@ std::string RankedTable(const std::vector<pb::Measurement>& rows, int top) {
                "regs", "smem", "spills"});
   int rank = 0;
   for (const pb::Measurement* row : Ranked(rows, top)) {
-    table.Add({std::to_string(++rank), FormatParams(ParamsOf(*row)), FormatDouble(row->time_us(), 2),
-               FormatDouble(100 * row->rel_spread(), 2),
+    table.Add({std::to_string(++rank), FormatParams(ParamsOf(*row)),
+               FormatDouble(row->time_us(), 2), FormatDouble(100 * row->rel_spread(), 2),
                tflops ? FormatDouble(row->tflops(), 2) : FormatDouble(row->gbps(), 1),
                row->percent_of_reference() > 0 ? FormatDouble(row->percent_of_reference(), 1) : "",
                std::to_string(row->registers()), std::to_string(row->shared_bytes()),
@@ -97,8 +97,8 @@ std::string RejectedSummary(const std::vector<pb::Measurement>& rows) {
 nlohmann::ordered_json RejectedJson(const std::vector<pb::Measurement>& rows) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto& g : Rejected(rows)) {
-    out.push_back({{"outcome", g.outcome}, {"reason", g.reason}, {"count", g.count},
-                   {"example", g.example}});
+    out.push_back(
+        {{"outcome", g.outcome}, {"reason", g.reason}, {"count", g.count}, {"example", g.example}});
   }
   return out;
 }

@@ -98,12 +98,12 @@ int CompileSpace(const CompileOptions& options) {
   compiler::CachingCompiler compiler(std::move(cache));
   compiler::CompilePool pool(compiler, options.threads);
   ProgressBar bar(!json && StdoutIsTerminal());
-  auto compiled = tuner::CompileSpace(
-      **family, (*family)->default_space(), arch, pool,
-      [&](const tuner::CompileReport& report, size_t done, size_t total) {
-        bar.Update(static_cast<int64_t>(done), static_cast<int64_t>(total),
-                   FormatParams(report.params));
-      });
+  auto compiled =
+      tuner::CompileSpace(**family, (*family)->default_space(), arch, pool,
+                          [&](const tuner::CompileReport& report, size_t done, size_t total) {
+                            bar.Update(static_cast<int64_t>(done), static_cast<int64_t>(total),
+                                       FormatParams(report.params));
+                          });
   bar.Finish();
   if (!compiled.ok()) return ReportError(compiled.status());
 
@@ -155,13 +155,12 @@ int CompileSpace(const CompileOptions& options) {
     for (const auto& c : compiled->candidates) {
       std::string note = c.outcome == Outcome::kOk ? (c.from_cache ? "cached" : "")
                                                    : c.detail.substr(0, c.detail.find('\n'));
-      table.Add({std::to_string(index++), FormatParams(c.params),
-                 std::string(OutcomeName(c.outcome)),
-                 c.outcome == Outcome::kCompileFailed ? "" : std::to_string(c.resources.registers),
-                 std::to_string(c.resources.static_shared_bytes),
-                 std::to_string(c.resources.stack_bytes),
-                 std::to_string(c.resources.spill_store_bytes + c.resources.spill_load_bytes),
-                 FormatDouble(c.compile_ms, 1), note});
+      table.Add(
+          {std::to_string(index++), FormatParams(c.params), std::string(OutcomeName(c.outcome)),
+           c.outcome == Outcome::kCompileFailed ? "" : std::to_string(c.resources.registers),
+           std::to_string(c.resources.static_shared_bytes), std::to_string(c.resources.stack_bytes),
+           std::to_string(c.resources.spill_store_bytes + c.resources.spill_load_bytes),
+           FormatDouble(c.compile_ms, 1), note});
     }
     std::cout << table.Render();
     std::cout << absl::StrFormat(
@@ -182,7 +181,8 @@ int CompileSpace(const CompileOptions& options) {
 }  // namespace
 
 void AddSpaceCommands(CLI::App& app, Context& context) {
-  CLI::App* space = app.add_subcommand("space", "Inspect and compile kernel search spaces (no GPU)");
+  CLI::App* space =
+      app.add_subcommand("space", "Inspect and compile kernel search spaces (no GPU)");
   space->require_subcommand(1);
   {
     auto options = std::make_shared<ShowOptions>();
@@ -198,16 +198,14 @@ void AddSpaceCommands(CLI::App& app, Context& context) {
     auto options = std::make_shared<CompileOptions>();
     CLI::App* compile = space->add_subcommand(
         "compile", "Compile every candidate locally for an architecture and report resources");
-    compile->add_option("family", options->family, "Kernel family (transpose, matmul)")
-        ->required();
+    compile->add_option("family", options->family, "Kernel family (transpose, matmul)")->required();
     compile->add_option("--arch", options->arch, "Target architecture, e.g. sm_80, sm_90")
         ->capture_default_str();
     compile->add_flag("--json", options->json, "Machine-readable output");
     compile->add_option("--threads", options->threads, "Compile threads (0: one per core)");
     compile->add_flag("--no-cache", options->no_cache, "Bypass the on-disk compile cache");
-    compile->callback([&context, options] {
-      context.action = [options] { return CompileSpace(*options); };
-    });
+    compile->callback(
+        [&context, options] { context.action = [options] { return CompileSpace(*options); }; });
   }
 }
 

@@ -44,7 +44,8 @@ std::atomic<bool> interrupted{false};
 extern "C" void OnInterrupt(int) { interrupted.store(true); }
 
 // "tile=32,64" -> {"tile", {32, 64}}; empty string on success from the validator.
-std::string ParseOverride(const std::string& text, std::string* name, std::vector<int64_t>* values) {
+std::string ParseOverride(const std::string& text, std::string* name,
+                          std::vector<int64_t>* values) {
   std::pair<std::string, std::string> kv = absl::StrSplit(text, absl::MaxSplits('=', 1));
   if (kv.first.empty() || kv.second.empty()) {
     return absl::StrCat("expected NAME=V1,V2,... got '", text, "'");
@@ -134,8 +135,8 @@ int Sweep(const SweepOptions& options) {
     return kExitOk;
   }
   if (!options.json) {
-    std::cout << "job " << job_id << (started.merged() ? " (joined an identical job)" : "")
-              << ": " << Describe(request.problem()) << "\n"
+    std::cout << "job " << job_id << (started.merged() ? " (joined an identical job)" : "") << ": "
+              << Describe(request.problem()) << "\n"
               << std::flush;
   }
 
@@ -180,9 +181,9 @@ int Sweep(const SweepOptions& options) {
   }
 
   if (last.state() == pb::JobProgress::FAILED) {
-    return ReportError(absl::AbortedError(
-                           absl::StrCat("sweep job ", job_id, " failed: ", OneLine(last.error()))),
-                       kExitFailure);
+    return ReportError(
+        absl::AbortedError(absl::StrCat("sweep job ", job_id, " failed: ", OneLine(last.error()))),
+        kExitFailure);
   }
   if (last.state() == pb::JobProgress::CANCELLED) {
     return ReportError(absl::CancelledError(absl::StrCat("sweep job ", job_id, " was cancelled")),
@@ -234,8 +235,10 @@ void AddSweepCommand(CLI::App& app, Context& context) {
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune a problem on the daemon's GPU: progress, ranked table, rejected candidates");
   AddProblemOptions(cmd, options->problem);
-  cmd->add_option("--strategy", options->strategy, "Search strategy: brute_force (default), random, ...");
-  cmd->add_option("--max-evals", options->max_evals, "Stop after this many candidates (0: no limit)")
+  cmd->add_option("--strategy", options->strategy,
+                  "Search strategy: brute_force (default), random, ...");
+  cmd->add_option("--max-evals", options->max_evals,
+                  "Stop after this many candidates (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-seconds", options->max_seconds, "Stop after this long (0: no limit)")
       ->check(CLI::NonNegativeNumber);

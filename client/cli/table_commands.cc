@@ -43,8 +43,8 @@ int Export(const ExportOptions& options) {
   request.set_include_rows(options.rows);
   pb::ExportTableResponse response;
   auto context = (*connection)->NewContext();
-  auto status = (*connection)->Convert(
-      (*connection)->stub().ExportTable(context.get(), request, &response));
+  auto status =
+      (*connection)->Convert((*connection)->stub().ExportTable(context.get(), request, &response));
   if (!status.ok()) return ReportError(status);
   if (options.output.empty() || options.output == "-") {
     std::cout << response.json();
@@ -53,9 +53,10 @@ int Export(const ExportOptions& options) {
   std::ofstream out(options.output, std::ios::binary | std::ios::trunc);
   out << response.json();
   out.close();
-  if (!out) return ReportError(absl::PermissionDeniedError(
-                                   absl::StrCat("cannot write '", options.output, "'")),
-                               kExitFailure);
+  if (!out)
+    return ReportError(
+        absl::PermissionDeniedError(absl::StrCat("cannot write '", options.output, "'")),
+        kExitFailure);
   std::cerr << "wrote " << options.output << " (" << response.json().size() << " bytes)\n";
   return kExitOk;
 }
@@ -74,20 +75,21 @@ int Import(const ImportOptions& options) {
   if (!connection.ok()) return ReportError(connection.status());
   pb::ImportTableRequest request;
   request.set_json(*text);
-  request.set_policy(options.policy == "keep-newer"         ? pb::ImportTableRequest::KEEP_NEWER
-                     : options.policy == "fail-on-conflict" ? pb::ImportTableRequest::FAIL_ON_CONFLICT
-                                                            : pb::ImportTableRequest::KEEP_FASTER);
+  request.set_policy(options.policy == "keep-newer" ? pb::ImportTableRequest::KEEP_NEWER
+                     : options.policy == "fail-on-conflict"
+                         ? pb::ImportTableRequest::FAIL_ON_CONFLICT
+                         : pb::ImportTableRequest::KEEP_FASTER);
   pb::ImportTableResponse response;
   auto context = (*connection)->NewContext();
-  auto status = (*connection)->Convert(
-      (*connection)->stub().ImportTable(context.get(), request, &response));
+  auto status =
+      (*connection)->Convert((*connection)->stub().ImportTable(context.get(), request, &response));
   if (!status.ok()) {
     // The daemon validates the file: its INVALID_ARGUMENT names the problem in the file, and
     // ALREADY_EXISTS is a conflict under fail-on-conflict.
     if (status.code() == absl::StatusCode::kInvalidArgument ||
         status.code() == absl::StatusCode::kAlreadyExists) {
-      return TableFileError(absl::Status(
-          status.code(), absl::StrCat(options.file, ": ", status.message())));
+      return TableFileError(
+          absl::Status(status.code(), absl::StrCat(options.file, ": ", status.message())));
     }
     return ReportError(status);
   }
@@ -154,7 +156,8 @@ void AddTableCommands(CLI::App& app, Context& context) {
   }
   {
     auto options = std::make_shared<ImportOptions>();
-    CLI::App* cmd = table->add_subcommand("import", "Merge a tuning table file into the daemon (admin token)");
+    CLI::App* cmd =
+        table->add_subcommand("import", "Merge a tuning table file into the daemon (admin token)");
     cmd->add_option("file", options->file, "Table file (JSON, docs/tables.md)")->required();
     cmd->add_option("--policy", options->policy,
                     "On a key both have: keep-faster, keep-newer, or fail-on-conflict")

@@ -70,8 +70,8 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   }
   std::string target = ResolveTarget(options.server);
   auto channel = grpc::CreateCustomChannel(target, *credentials, args);
-  return std::unique_ptr<Connection>(new Connection(
-      std::move(target), ResolveToken(options.token), options.deadline, std::move(channel)));
+  return std::unique_ptr<Connection>(new Connection(std::move(target), ResolveToken(options.token),
+                                                    options.deadline, std::move(channel)));
 }
 
 Connection::Connection(std::string target, std::string token, std::chrono::milliseconds deadline,

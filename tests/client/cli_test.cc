@@ -1,0 +1,449 @@
+// End-to-end tests of the cutune CLI: the real binary against a real cutuned serving the
+// fixture tables on a unix socket (no GPU needed). Each test checks the exit code and the
+// exact line or figures a user or script relies on.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
+#include "client/cli/report.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/harness.h"
+#include "tests/client/png.h"
+
+namespace cutune::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+using Json = nlohmann::json;
+
+constexpr int kOk = 0, kFailure = 1, kUsage = 2, kUnavailable = 3, kNotFound = 4, kDiff = 6,
+              kDenied = 7;
+
+std::string Cutune() { return (BinDir() / "cutune").string(); }
+
+// stderr is exactly one line starting "error: CODE: ".
+::testing::AssertionResult OneErrorLine(const RunResult& r, const std::string& code) {
+  const std::string prefix = "error: " + code + ": ";
+  if (r.err.rfind(prefix, 0) != 0) return ::testing::AssertionFailure() << "stderr: " << r.err;
+  if (std::count(r.err.begin(), r.err.end(), '\n') != 1 || r.err.back() != '\n') {
+    return ::testing::AssertionFailure() << "not one line: " << r.err;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { daemon_ = Daemon::Start().release(); }
+  static void TearDownTestSuite() {
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+
+  // cutune ARGS --server <daemon>
+  RunResult Run(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    args.push_back("--server");
+    args.push_back(daemon_->target());
+    return RunProgram(Cutune(), args, env);
+  }
+  RunResult RunLocal(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {}) {
+    return RunProgram(Cutune(), args, env);
+  }
+
+  static Daemon* daemon_;
+  TempDir tmp_;
+};
+
+Daemon* CliTest::daemon_ = nullptr;
+
+// --- help and usage ---------------------------------------------------------------------------
+
+TEST_F(CliTest, HelpAtEveryLevelListsCommandsAndExitCodes) {
+  RunResult top = RunLocal({"--help"});
+  ASSERT_EQ(top.exit_code, kOk) << top.err;
+  for (const char* command :
+       {"devices", "get", "sweep", "results", "jobs", "cancel", "table", "report", "space"}) {
+    EXPECT_THAT(top.out, HasSubstr(std::string("\n  ") + command + " ")) << command;
+  }
+  EXPECT_THAT(top.out, HasSubstr("Exit codes: 0 ok"));
+  EXPECT_THAT(top.out, HasSubstr("CUTUNE_SERVER"));
+  const std::vector<std::vector<std::string>> levels = {
+      {"devices"}, {"get"},   {"sweep"},           {"results"},         {"jobs"},
+      {"cancel"},  {"table"}, {"table", "export"}, {"table", "import"}, {"table", "diff"},
+      {"report"},  {"space"}, {"space", "show"},   {"space", "compile"}};
+  for (auto args : levels) {
+    args.push_back("--help");
+    RunResult r = RunLocal(args);
+    EXPECT_EQ(r.exit_code, kOk) << args[0];
+    EXPECT_THAT(r.out, AllOf(HasSubstr("Usage:"), HasSubstr("Exit codes:"))) << args[0];
+  }
+  EXPECT_THAT(RunLocal({"sweep", "--help"}).out,
+              AllOf(HasSubstr("--param"), HasSubstr("--max-evals"), HasSubstr("--no-wait"),
+                    HasSubstr("--server"), HasSubstr("--tls-ca"), HasSubstr("--token")));
+}
+
+TEST_F(CliTest, UsageErrorsExitTwo) {
+  EXPECT_EQ(RunLocal({}).exit_code, kUsage);
+  EXPECT_EQ(RunLocal({"frobnicate"}).exit_code, kUsage);
+  EXPECT_EQ(RunLocal({"get", "transpose"}).exit_code, kUsage);  // --shape is required
+  RunResult bad_shape = RunLocal({"get", "transpose", "--shape", "8192x"});
+  EXPECT_EQ(bad_shape.exit_code, kUsage);
+  EXPECT_THAT(bad_shape.err, HasSubstr("bad shape '8192x'"));
+  EXPECT_EQ(RunLocal({"sweep", "transpose", "--shape", "64x64", "--param", "tile"}).exit_code,
+            kUsage);
+  EXPECT_EQ(RunLocal({"sweep", "transpose", "--shape", "64x64", "--param", "tile=32,x"}).exit_code,
+            kUsage);
+  EXPECT_EQ(RunLocal({"table", "import", "x.json", "--policy", "whatever"}).exit_code, kUsage);
+  EXPECT_EQ(
+      RunLocal({"get", "matmul", "--shape", "8x8x8", "--device", "0", "--model", "m"}).exit_code,
+      kUsage);
+}
+
+TEST_F(CliTest, ShapeWithWrongDimensionsIsOneServerLine) {
+  RunResult r = Run({"get", "transpose", "--shape", "8192x8192x8192"});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_TRUE(OneErrorLine(r, "INVALID_ARGUMENT"));
+}
+
+// --- connection ---------------------------------------------------------------------------------
+
+TEST_F(CliTest, ServerDownIsUnavailable) {
+  const std::string nowhere = "unix:" + (tmp_.path() / "nobody.sock").string();
+  RunResult r = RunLocal({"devices", "--server", nowhere});
+  EXPECT_EQ(r.exit_code, kUnavailable);
+  EXPECT_TRUE(OneErrorLine(r, "UNAVAILABLE"));
+  EXPECT_THAT(r.err, HasSubstr("cannot reach cutuned at " + nowhere));
+}
+
+TEST_F(CliTest, ServerComesFromFlagThenEnvironment) {
+  const std::string env = "CUTUNE_SERVER=" + daemon_->target();
+  EXPECT_EQ(RunLocal({"devices"}, {env}).exit_code, kOk);
+  const std::string bogus = "CUTUNE_SERVER=unix:" + (tmp_.path() / "nobody.sock").string();
+  EXPECT_EQ(RunLocal({"devices"}, {bogus}).exit_code, kUnavailable);
+  EXPECT_EQ(RunLocal({"devices", "--server", daemon_->target()}, {bogus}).exit_code, kOk);
+}
+
+// --- devices, get -------------------------------------------------------------------------------
+
+TEST_F(CliTest, DevicesOnATableServer) {
+  RunResult r = Run({"devices"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("no GPU: serving tables only"));
+  RunResult j = Run({"devices", "--json"});
+  ASSERT_EQ(j.exit_code, kOk) << j.err;
+  Json parsed = Json::parse(j.out);
+  EXPECT_TRUE(parsed["devices"].empty());
+  EXPECT_FALSE(parsed["no_gpu_reason"].get<std::string>().empty());
+}
+
+TEST_F(CliTest, GetExactAnswerFromTheFixtureTable) {
+  RunResult r = Run({"get", "transpose", "--shape", "8192x8192"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("match:     exact (tuned for this shape on NVIDIA H200)"));
+  EXPECT_THAT(r.out, HasSubstr("params:    minb=0,pad=1,rows=8,smem=1,swizzle=0,tile=64,vec=1"));
+  EXPECT_THAT(r.out, HasSubstr("time:      145.12 us"));
+  EXPECT_THAT(r.out, HasSubstr("% of reference"));
+  EXPECT_THAT(r.out, HasSubstr("geometry:  grid 16384x1x1, block 64x8x1"));
+  // The fixture was "tuned" with another kernel source: that must be said, not hidden.
+  EXPECT_THAT(r.out, HasSubstr("warning:   stale: kernel source hash differs"));
+}
+
+TEST_F(CliTest, GetNearestShapeSaysHowFar) {
+  RunResult r = Run({"get", "transpose", "--shape", "8192x4096", "--model", "NVIDIA H200"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("nearest shape (tuned for 8192x8192 on NVIDIA H200; distance 1.00)"));
+  RunResult j = Run({"get", "matmul", "--shape", "4096x4096x4096", "--json"});
+  ASSERT_EQ(j.exit_code, kOk) << j.err;
+  Json parsed = Json::parse(j.out);
+  EXPECT_EQ(parsed["rung"], "EXACT");
+  EXPECT_EQ(parsed["params"]["bm"], 128);
+  EXPECT_EQ(parsed["tuned_shape"], Json::array({4096, 4096, 4096}));
+  EXPECT_DOUBLE_EQ(parsed["time_us"].get<double>(), 2870.0);
+}
+
+TEST_F(CliTest, GetWritesSourceAndCubin) {
+  const auto source = tmp_.path() / "kernel.cu";
+  const auto cubin = tmp_.path() / "kernel.cubin";
+  RunResult r = Run({"get", "transpose", "--shape", "8192x8192", "--source", source.string(),
+                     "--cubin", cubin.string()});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_THAT(ReadFileOrDie(source), HasSubstr("cutune_kernel"));
+  EXPECT_THAT(ReadFileOrDie(cubin), StartsWith("\x7f"
+                                               "ELF"));
+}
+
+TEST_F(CliTest, UnknownFamilyIsNotFoundInOneLine) {
+  RunResult r = Run({"get", "foo", "--shape", "8x8"});
+  EXPECT_EQ(r.exit_code, kNotFound);
+  EXPECT_EQ(r.err, "error: NOT_FOUND: unknown kernel family 'foo' (known: transpose, matmul)\n");
+  EXPECT_EQ(Run({"results", "foo", "--shape", "8x8"}).exit_code, kNotFound);
+  EXPECT_EQ(Run({"get", "transpose", "--shape", "8x8", "--model", "NVIDIA B200"}).exit_code,
+            kNotFound);
+}
+
+// --- tuning on a host without a GPU -------------------------------------------------------------
+
+TEST_F(CliTest, SweepWithoutGpuIsAClearFailedPrecondition) {
+  RunResult r = Run({"sweep", "transpose", "--shape", "8192x8192", "--param", "tile=32,64"});
+  EXPECT_EQ(r.exit_code, kUnavailable);
+  EXPECT_TRUE(OneErrorLine(r, "FAILED_PRECONDITION"));
+  EXPECT_THAT(r.err, HasSubstr("cannot tune"));
+  EXPECT_THAT(r.out, Not(HasSubstr("\033[K")));  // no progress bar without a terminal
+  RunResult tune = Run({"get", "transpose", "--shape", "1024x1024", "--tune"});
+  EXPECT_EQ(tune.exit_code, kUnavailable);
+  EXPECT_TRUE(OneErrorLine(tune, "FAILED_PRECONDITION"));
+}
+
+TEST_F(CliTest, JobsAndCancel) {
+  RunResult jobs = Run({"jobs"});
+  ASSERT_EQ(jobs.exit_code, kOk) << jobs.err;
+  EXPECT_EQ(jobs.out, "no jobs\n");
+  RunResult json = Run({"jobs", "--json"});
+  ASSERT_EQ(json.exit_code, kOk);
+  EXPECT_TRUE(Json::parse(json.out)["jobs"].empty());
+  RunResult cancel = Run({"cancel", "no-such-job"});
+  EXPECT_EQ(cancel.exit_code, kNotFound);
+  EXPECT_TRUE(OneErrorLine(cancel, "NOT_FOUND"));
+}
+
+// --- results
+// --------------------------------------------------------------------------------------
+
+TEST_F(CliTest, ResultsRankedTableAndRejectedByReason) {
+  RunResult r = Run({"results", "transpose", "--shape", "8192x8192", "--top", "3"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  std::vector<std::string> lines = absl::StrSplit(r.out, '\n');
+  ASSERT_GT(lines.size(), 6u);
+  EXPECT_EQ(lines[0], "transpose 8192x8192 f32 on NVIDIA H200: 36 rows");
+  EXPECT_THAT(lines[2], AllOf(HasSubstr("parameters"), HasSubstr("GB/s"), HasSubstr("% of ref")));
+  EXPECT_THAT(lines[4], AllOf(StartsWith("1  "), HasSubstr("rows=8,smem=1,swizzle=0,tile=64"),
+                              HasSubstr("145.12")));
+  EXPECT_THAT(lines[6], StartsWith("3  "));
+  EXPECT_EQ(lines[7], "");  // --top 3: the ranked table ends there
+  EXPECT_THAT(r.out, HasSubstr("rejected: 7 candidates"));
+  EXPECT_THAT(r.out, HasSubstr("tile % rows == 0"));
+  EXPECT_THAT(r.out, HasSubstr("wrong_answer"));
+  EXPECT_THAT(r.out, HasSubstr("threads per block"));
+
+  RunResult matmul = Run({"results", "matmul", "--shape", "4096x4096x4096"});
+  ASSERT_EQ(matmul.exit_code, kOk) << matmul.err;
+  EXPECT_THAT(matmul.out, HasSubstr("TFLOP/s"));
+  EXPECT_THAT(matmul.out, HasSubstr("compile_failed"));
+  EXPECT_THAT(matmul.out, Not(HasSubstr("ptxas fatal")));  // first line of the detail only
+
+  RunResult json = Run({"results", "transpose", "--shape", "8192x8192", "--json"});
+  ASSERT_EQ(json.exit_code, kOk);
+  Json parsed = Json::parse(json.out);
+  EXPECT_EQ(parsed["rows"].size(), 36u);
+  EXPECT_EQ(parsed["device_model"], "NVIDIA H200");
+  int64_t rejected = 0;
+  for (const Json& g : parsed["rejected"]) rejected += g["count"].get<int64_t>();
+  EXPECT_EQ(rejected, 7);
+}
+
+// --- tables
+// ---------------------------------------------------------------------------------------
+
+TEST_F(CliTest, TableExportImportDiffRoundTrip) {
+  const auto exported = (tmp_.path() / "export.json").string();
+  RunResult ex = Run({"table", "export", "--rows", "-o", exported});
+  ASSERT_EQ(ex.exit_code, kOk) << ex.err;
+  Json table = Json::parse(ReadFileOrDie(exported));
+  EXPECT_EQ(table["format"], "cutune-table");
+  EXPECT_EQ(table["devices"][0]["winners"].size(), 3u);
+  EXPECT_EQ(table["devices"][0]["sweeps"].size(), 2u);
+
+  // Same winners as the fixture the daemon imported.
+  RunResult same =
+      RunLocal({"table", "diff", (AssetsDir() / "tables/h200_fixture.json").string(), exported});
+  EXPECT_EQ(same.exit_code, kOk) << same.out << same.err;
+
+  RunResult again = Run({"table", "import", exported});
+  ASSERT_EQ(again.exit_code, kOk) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("0 winners added, 0 replaced, 3 kept"));
+
+  const std::string slower = (AssetsDir() / "h200_fixture_slower.json").string();
+  RunResult conflict = Run({"table", "import", slower, "--policy", "fail-on-conflict"});
+  EXPECT_EQ(conflict.exit_code, kFailure);
+  EXPECT_TRUE(OneErrorLine(conflict, "ALREADY_EXISTS"));
+  RunResult newer = Run({"table", "import", slower, "--policy", "keep-newer", "--json"});
+  ASSERT_EQ(newer.exit_code, kOk) << newer.err;
+  Json stats = Json::parse(newer.out);
+  EXPECT_EQ(stats["winners_added"], 1);
+  EXPECT_EQ(stats["winners_replaced"], 1);
+  RunResult get = Run({"get", "transpose", "--shape", "8192x8192"});
+  EXPECT_THAT(get.out, HasSubstr("rows=4"));  // the newer winner now answers
+
+  RunResult model = Run({"table", "export", "--model", "NVIDIA B200"});
+  EXPECT_EQ(model.exit_code, kNotFound);
+  EXPECT_TRUE(OneErrorLine(model, "NOT_FOUND"));
+}
+
+TEST_F(CliTest, ImportOfABadTableNamesTheProblem) {
+  const std::string bad = (AssetsDir() / "bad_table.json").string();
+  RunResult r = Run({"table", "import", bad});
+  EXPECT_EQ(r.exit_code, kFailure);
+  EXPECT_TRUE(OneErrorLine(r, "INVALID_ARGUMENT"));
+  EXPECT_THAT(r.err, AllOf(HasSubstr("bad_table.json"),
+                           HasSubstr("/devices/0/winners/1/time_us: missing required field")));
+  RunResult missing = Run({"table", "import", (tmp_.path() / "none.json").string()});
+  EXPECT_EQ(missing.exit_code, kFailure);
+  EXPECT_THAT(missing.err, HasSubstr("cannot read"));
+}
+
+TEST_F(CliTest, TableDiffExitCodes) {
+  const std::string a = (AssetsDir() / "tables/h200_fixture.json").string();
+  const std::string b = (AssetsDir() / "h200_fixture_slower.json").string();
+  RunResult differ = RunLocal({"table", "diff", a, b});
+  EXPECT_EQ(differ.exit_code, kDiff);
+  EXPECT_THAT(differ.out, HasSubstr("1 winner changed"));
+  EXPECT_THAT(differ.out, HasSubstr("(+12.00%)"));
+  EXPECT_EQ(RunLocal({"table", "diff", a, b, "--fail-on-regression", "20"}).exit_code, kOk);
+  EXPECT_EQ(RunLocal({"table", "diff", a, b, "--fail-on-regression", "5"}).exit_code, kDiff);
+  EXPECT_EQ(RunLocal({"table", "diff", a, a}).exit_code, kOk);
+  RunResult json = RunLocal({"table", "diff", a, b, "--json"});
+  EXPECT_EQ(json.exit_code, kDiff);
+  EXPECT_TRUE(Json::accept(json.out)) << json.out;
+  RunResult bad = RunLocal({"table", "diff", a, (AssetsDir() / "bad_table.json").string()});
+  EXPECT_EQ(bad.exit_code, kFailure);
+  EXPECT_TRUE(OneErrorLine(bad, "INVALID_ARGUMENT"));
+  EXPECT_THAT(bad.err, HasSubstr("bad_table.json: table /devices/0/winners/1/time_us"));
+}
+
+// --- space (local)
+// --------------------------------------------------------------------------------
+
+TEST_F(CliTest, SpaceShowAndCompile) {
+  RunResult show = RunLocal({"space", "show", "transpose"});
+  ASSERT_EQ(show.exit_code, kOk) << show.err;
+  EXPECT_THAT(show.out, AllOf(HasSubstr("tile"), HasSubstr("constraints:"), HasSubstr("valid")));
+  RunResult json = RunLocal({"space", "show", "matmul", "--json"});
+  ASSERT_EQ(json.exit_code, kOk);
+  EXPECT_EQ(Json::parse(json.out)["family"], "matmul");
+  EXPECT_EQ(RunLocal({"space", "show", "foo"}).exit_code, kNotFound);
+
+  RunResult compile = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--json"},
+                               {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
+  ASSERT_EQ(compile.exit_code, kOk) << compile.err;
+  Json compiled = Json::parse(compile.out);
+  EXPECT_GT(compiled["summary"]["ok"].get<int>(), 10);
+  EXPECT_EQ(compile.err.find("\033[K"), std::string::npos);  // no bar when not a terminal
+}
+
+// --- report
+// ---------------------------------------------------------------------------------------
+
+TEST_F(CliTest, ReportErrors) {
+  RunResult unknown = Run({"report", "transpose", "--shape", "8192x8192", "--x", "tile", "--y",
+                           "warp", "-o", (tmp_.path() / "r.html").string()});
+  EXPECT_EQ(unknown.exit_code, kUsage);
+  EXPECT_TRUE(OneErrorLine(unknown, "INVALID_ARGUMENT"));
+  EXPECT_THAT(unknown.err, HasSubstr("no parameter 'warp'"));
+  RunResult empty = Run({"report", "transpose", "--shape", "1024x1024", "--x", "tile", "--y",
+                         "rows", "-o", (tmp_.path() / "r.html").string()});
+  EXPECT_EQ(empty.exit_code, kNotFound);
+  EXPECT_TRUE(OneErrorLine(empty, "NOT_FOUND"));
+}
+
+TEST_F(CliTest, ReportSvgIsSelfContained) {
+  const auto svg = tmp_.path() / "report.svg";
+  RunResult r = Run({"report", "matmul", "--shape", "4096x4096x4096", "--x", "bm", "--y", "bn",
+                     "-o", svg.string()});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  const std::string text = ReadFileOrDie(svg);
+  EXPECT_THAT(text, StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+  EXPECT_THAT(text, AllOf(HasSubstr("matmul 4096x4096x4096 f32 on NVIDIA H200"),
+                          HasSubstr(">bm</text>"), HasSubstr(">bn</text>"),
+                          HasSubstr("Top 4 candidates"), HasSubstr(cli::kBestColour)));
+  EXPECT_THAT(text, Not(HasSubstr("http://www.w3.org/1999/xlink")));
+  EXPECT_THAT(text, Not(HasSubstr("<script")));
+}
+
+// Renders the HTML report in headless Chromium and checks the screenshot shows the heatmap:
+// the colours of the best and worst cells cover cell-sized areas, and the page is not blank.
+TEST_F(CliTest, ReportHtmlShowsTheHeatmapInChromium) {
+  const auto html = tmp_.path() / "report.html";
+  RunResult r = Run({"report", "transpose", "--shape", "8192x8192", "--x", "tile", "--y", "rows",
+                     "-o", html.string()});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  const std::string page = ReadFileOrDie(html);
+  EXPECT_THAT(page, AllOf(StartsWith("<!DOCTYPE html>"), HasSubstr("<svg"),
+                          HasSubstr("Rejected candidates"), Not(HasSubstr("<script"))));
+
+  const std::string chromium = "/usr/bin/chromium";
+  ASSERT_TRUE(std::filesystem::exists(chromium))
+      << "chromium is required for this test (scripts/install-deps.sh installs it)";
+  const auto png = tmp_.path() / "report.png";
+  TempDir profile;
+  RunResult shot =
+      RunProgram(chromium,
+                 {"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--hide-scrollbars", "--force-color-profile=srgb",
+                  "--user-data-dir=" + profile.path().string(), "--screenshot=" + png.string(),
+                  "--window-size=1200,900", "file://" + html.string()},
+                 {"HOME=" + profile.path().string()}, 120);
+  ASSERT_EQ(shot.exit_code, 0) << shot.err;
+  ASSERT_TRUE(std::filesystem::exists(png)) << shot.err;
+  if (const char* keep = std::getenv("CUTUNE_KEEP_SCREENSHOT")) {
+    std::filesystem::copy_file(png, keep, std::filesystem::copy_options::overwrite_existing);
+  }
+  auto image = DecodePng(ReadFileOrDie(png));
+  ASSERT_TRUE(image.ok()) << image.status();
+  EXPECT_EQ(image->width, 1200);
+  EXPECT_EQ(image->height, 900);
+  std::map<uint32_t, int64_t> histogram;
+  for (uint32_t p : image->pixels) ++histogram[p];
+  auto count = [&](const char* hex) { return histogram[std::stoul(hex + 1, nullptr, 16)]; };
+  // A heatmap cell is 100+ x 60+ pixels; text inside takes a few hundred of them.
+  EXPECT_GT(count(cli::kBestColour), 3000) << "best cell not visible";
+  EXPECT_GT(count(cli::kWorstColour), 3000) << "worst cell not visible";
+  EXPECT_GT(histogram.size(), 40u) << "too few colours: is the page blank?";
+  EXPECT_LT(histogram[0xffffff], static_cast<int64_t>(image->pixels.size()) * 9 / 10);
+}
+
+// --- tokens
+// ---------------------------------------------------------------------------------------
+
+TEST(CliAuthTest, TokensAndRoles) {
+  TempDir dir;
+  {
+    std::ofstream(dir.path() / "admin") << "admin-secret\n";
+    std::ofstream(dir.path() / "read") << "# readers\nread-secret\n";
+  }
+  auto daemon = Daemon::Start({"--admin-tokens", (dir.path() / "admin").string(), "--read-tokens",
+                               (dir.path() / "read").string()});
+  const std::string server = daemon->target();
+  const std::string table = (AssetsDir() / "h200_fixture_slower.json").string();
+  auto run = [&](std::vector<std::string> args, std::vector<std::string> env = {}) {
+    args.push_back("--server");
+    args.push_back(server);
+    return RunProgram(Cutune(), args, env);
+  };
+  RunResult none = run({"get", "transpose", "--shape", "8192x8192"});
+  EXPECT_EQ(none.exit_code, kDenied);
+  EXPECT_TRUE(OneErrorLine(none, "UNAUTHENTICATED"));
+  EXPECT_EQ(
+      run({"get", "transpose", "--shape", "8192x8192"}, {"CUTUNE_TOKEN=read-secret"}).exit_code,
+      kOk);
+  RunResult reader = run({"table", "import", table}, {"CUTUNE_TOKEN=read-secret"});
+  EXPECT_EQ(reader.exit_code, kDenied);
+  EXPECT_TRUE(OneErrorLine(reader, "PERMISSION_DENIED"));
+  // --token wins over the environment.
+  EXPECT_EQ(run({"table", "import", table, "--token", "admin-secret"}, {"CUTUNE_TOKEN=read-secret"})
+                .exit_code,
+            kOk);
+  EXPECT_EQ(run({"jobs", "--token", "wrong"}).exit_code, kDenied);
+}
+
+}  // namespace
+}  // namespace cutune::testing

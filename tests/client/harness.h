@@ -1,0 +1,57 @@
+// Runs the real binaries for the CLI tests: a cutuned table server on a unix socket (temp
+// database, the fixture tables in tests/client/assets/tables), and cutune or any other program
+// with captured stdout, stderr and exit code.
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cutune::testing {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// The directory of the running test binary, where cutune and cutuned are built too.
+std::filesystem::path BinDir();
+std::filesystem::path AssetsDir();
+std::string ReadFileOrDie(const std::filesystem::path& path);
+
+// A fresh temporary directory, removed with the object.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs `program` with `args`; the environment is this process's, without CUTUNE_SERVER and
+// CUTUNE_TOKEN, plus `env` ("NAME=value"). Killed after `timeout_seconds`.
+RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {}, int timeout_seconds = 60);
+
+class Daemon {
+ public:
+  // Starts cutuned and waits until `cutune devices` gets an answer.
+  static std::unique_ptr<Daemon> Start(const std::vector<std::string>& extra_args = {});
+  ~Daemon();
+  const std::string& target() const { return target_; }  // "unix:/tmp/.../cutuned.sock"
+  std::string log() const;
+
+ private:
+  Daemon() = default;
+  TempDir dir_;
+  std::string target_;
+  pid_t pid_ = -1;
+};
+
+}  // namespace cutune::testing
