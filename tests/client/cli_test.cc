@@ -445,5 +445,40 @@ TEST(CliAuthTest, TokensAndRoles) {
   EXPECT_EQ(run({"jobs", "--token", "wrong"}).exit_code, kDenied);
 }
 
+// --- TLS
+// ------------------------------------------------------------------------------------------
+
+// Mutual TLS on a unix socket with the fixture certificates (tests/client/assets/tls: a test CA,
+// a server certificate for "localhost" and a client certificate, none of them secret).
+TEST(CliTlsTest, MutualTls) {
+  const auto tls = AssetsDir() / "tls";
+  const std::vector<std::string> client = {"--tls-ca",   (tls / "ca.pem").string(),
+                                           "--tls-cert", (tls / "client.pem").string(),
+                                           "--tls-key",  (tls / "client.key").string()};
+  auto daemon =
+      Daemon::Start({"--tls-cert", (tls / "server.pem").string(), "--tls-key",
+                     (tls / "server.key").string(), "--tls-client-ca", (tls / "ca.pem").string()},
+                    client);
+  auto run = [&](std::vector<std::string> args) {
+    args.push_back("--server");
+    args.push_back(daemon->target());
+    return RunProgram(Cutune(), args);
+  };
+  std::vector<std::string> get = {"get", "transpose", "--shape", "8192x8192"};
+  get.insert(get.end(), client.begin(), client.end());
+  RunResult ok = run(get);
+  EXPECT_EQ(ok.exit_code, kOk) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("exact"));
+  // Without a client certificate, or in plaintext, the handshake fails: one line, exit 3.
+  RunResult no_cert = run({"devices", "--tls-ca", (tls / "ca.pem").string()});
+  EXPECT_EQ(no_cert.exit_code, kUnavailable);
+  EXPECT_TRUE(OneErrorLine(no_cert, "UNAVAILABLE"));
+  EXPECT_EQ(run({"devices"}).exit_code, kUnavailable);
+  // A key without its certificate is a usage error, caught before dialling.
+  RunResult half = run({"devices", "--tls-key", (tls / "client.key").string()});
+  EXPECT_EQ(half.exit_code, kUsage);
+  EXPECT_THAT(half.err, HasSubstr("--tls-cert and --tls-key go together"));
+}
+
 }  // namespace
 }  // namespace cutune::testing

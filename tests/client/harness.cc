@@ -119,7 +119,8 @@ RunResult RunProgram(const std::string& program, const std::vector<std::string>&
   return result;
 }
 
-std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& extra_args) {
+std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& extra_args,
+                                      const std::vector<std::string>& probe_args) {
   std::unique_ptr<Daemon> daemon(new Daemon());
   const std::filesystem::path& dir = daemon->dir_.path();
   daemon->target_ = "unix:" + (dir / "cutuned.sock").string();
@@ -139,10 +140,11 @@ std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& extra_args
       throw std::runtime_error("cutuned exited at start:\n" + daemon->log());
     }
     if (std::filesystem::exists(dir / "cutuned.sock")) {
-      RunResult probe = RunProgram((BinDir() / "cutune").string(),
-                                   {"devices", "--server", daemon->target_, "--timeout", "2"});
+      std::vector<std::string> probe = {"devices", "--server", daemon->target_, "--timeout", "2"};
+      probe.insert(probe.end(), probe_args.begin(), probe_args.end());
+      RunResult answer = RunProgram((BinDir() / "cutune").string(), probe);
       // 7: a daemon with token files answered UNAUTHENTICATED, which is an answer too.
-      if (probe.exit_code == 0 || probe.exit_code == 7) return daemon;
+      if (answer.exit_code == 0 || answer.exit_code == 7) return daemon;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

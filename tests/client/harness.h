@@ -41,8 +41,9 @@ RunResult RunProgram(const std::string& program, const std::vector<std::string>&
 
 class Daemon {
  public:
-  // Starts cutuned and waits until `cutune devices` gets an answer.
-  static std::unique_ptr<Daemon> Start(const std::vector<std::string>& extra_args = {});
+  // Starts cutuned and waits until `cutune devices <probe_args>` gets an answer.
+  static std::unique_ptr<Daemon> Start(const std::vector<std::string>& extra_args = {},
+                                       const std::vector<std::string>& probe_args = {});
   ~Daemon();
   const std::string& target() const { return target_; }  // "unix:/tmp/.../cutuned.sock"
   std::string log() const;
