@@ -27,7 +27,7 @@ echo
 echo "\$ cutune devices"
 "$BIN/cutune" devices
 echo
-if "$BIN/cutune" devices --json | grep -q '"no_gpu_reason": ""' ; then
+if ! "$BIN/cutune" devices --json | grep -q '"no_gpu_reason": *"[^"]' ; then
   echo "\$ cutune sweep transpose --shape 8192x8192"
   "$BIN/cutune" sweep transpose --shape 8192x8192
   echo

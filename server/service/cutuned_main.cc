@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/impl/server_builder_option.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "kernels/family.h"
@@ -117,6 +118,16 @@ absl::Status ImportTables(store::Store& store, const std::string& dir) {
   return absl::OkStatus();
 }
 
+// Linking grpc++_reflection registers its plugin at static initialization, so reflection would be
+// on whether or not InitProtoReflectionServerBuilderPlugin is called; this option removes it.
+class WithoutReflection final : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    std::erase_if(*plugins, [](const auto& plugin) { return plugin->name() == "proto_server_reflection"; });
+  }
+};
+
 int Fail(const absl::Status& status) {
   std::cerr << "cutuned: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
             << "\n";
@@ -204,6 +215,7 @@ int main(int argc, char** argv) {
   int port = 0;
   builder.AddListeningPort(flags.listen, *credentials, &port);
   builder.RegisterService(&service);
+  if (!flags.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   builder.SetMaxReceiveMessageSize(8 << 20);  // small: requests are names and numbers (and tables)
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || (port == 0 && !absl::StartsWith(flags.listen, "unix:"))) {
@@ -217,7 +229,12 @@ int main(int argc, char** argv) {
   for (const service::GpuInfo& gpu : jobs.Gpus()) set_gpu_health(gpu.ordinal, !gpu.quarantined);
   jobs.SetHealthCallback(set_gpu_health);
 
-  std::cerr << "cutuned: listening on " << flags.listen << " (db " << flags.db << ")\n";
+  // With port 0 the kernel picks one: say which, so scripts can connect.
+  std::string bound = flags.listen;
+  if (port > 0 && !absl::StartsWith(flags.listen, "unix:")) {
+    bound = absl::StrCat(flags.listen.substr(0, flags.listen.rfind(':')), ":", port);
+  }
+  std::cerr << "cutuned: listening on " << bound << " (db " << flags.db << ")\n";
   if (!jobs.no_gpu_reason().empty()) {
     std::cerr << "cutuned: no GPU, serving tables only: " << jobs.no_gpu_reason() << "\n";
   }

@@ -249,6 +249,13 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     auto ran = worker_.Run(run, options.candidate_timeout);
     result.time.gpu += Seconds(phase);
     if (!ran.ok()) return ran.status();
+    if (row.resources.registers == 0 && ran->registers() > 0) {
+      // The compiler's log had no resource report (seen with some NVRTC builds): take the
+      // driver's figures for the loaded function.
+      row.resources.registers = ran->registers();
+      row.resources.static_shared_bytes = ran->static_shared_bytes();
+      row.resources.stack_bytes = ran->local_bytes();
+    }
     row.outcome = FromProto(ran->outcome());
     row.detail = ran->detail();
     row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),

@@ -341,24 +341,40 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
 
   auto function = LoadCandidate(run.candidate());
   if (!function.ok()) return fail(function.status(), "load");
+  wpb::RunResult result;
+  {
+    // The driver's own account of the loaded code: authoritative whatever the compiler logged.
+    int registers = 0, shared = 0, local = 0;
+    api.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, *function);
+    api.cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, *function);
+    api.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, *function);
+    result.set_registers(registers);
+    result.set_static_shared_bytes(shared);
+    result.set_local_bytes(local);
+  }
+  auto reject = [&](wpb::RunResult rejected) {
+    rejected.set_registers(result.registers());
+    rejected.set_static_shared_bytes(result.static_shared_bytes());
+    rejected.set_local_bytes(result.local_bytes());
+    return rejected;
+  };
   LaunchGeometry geometry = FromProto(run.candidate().geometry());
   if (geometry.dynamic_shared_bytes > 48 * 1024) {
     auto s = CheckCu(api.cuFuncSetAttribute(*function,
                                             CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                             static_cast<int>(geometry.dynamic_shared_bytes)),
                      "cuFuncSetAttribute(max dynamic shared memory)");
-    if (!s.ok()) return fail(s, "launch");
+    if (!s.ok()) return reject(fail(s, "launch"));
   }
   const CUdeviceptr out = problem_->output.get();
   const int64_t n = problem_->plan.output;
   // Poison: an element the candidate fails to write stays NaN and fails the check.
   api.cuMemsetD32Async(out, 0xFFFFFFFFu, n, stream_.get());
-  if (auto s = LaunchOn(*function, geometry, out); !s.ok()) return fail(s, "launch");
+  if (auto s = LaunchOn(*function, geometry, out); !s.ok()) return reject(fail(s, "launch"));
   if (auto s = CheckCu(api.cuStreamSynchronize(stream_.get()), "kernel"); !s.ok()) {
-    return fail(s, "run");
+    return reject(fail(s, "run"));
   }
 
-  wpb::RunResult result;
   if (run.verify()) {
     CUdeviceptr scratch = compare_scratch_.get();
     api.cuMemsetD32Async(scratch, 0, compare_scratch_.bytes() / 4, stream_.get());
@@ -378,7 +394,7 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
       unsigned long long nonfinite;
     } host{};
     if (s.ok()) s = CheckCu(api.cuMemcpyDtoH(&host, scratch, sizeof(host)), "read comparison");
-    if (!s.ok()) return fail(s, "verify");
+    if (!s.ok()) return reject(fail(s, "verify"));
     float max_abs = 0;
     std::memcpy(&max_abs, &host.max_bits, 4);
     double rel = host.sums[1] > 0 ? std::sqrt(host.sums[0] / host.sums[1]) : std::sqrt(host.sums[0]);
@@ -400,7 +416,7 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
 
   auto stats = Time([&] { return LaunchOn(*function, geometry, out); }, run.timing(),
                     problem_->family->memory_bound() && run.timing().flush_l2());
-  if (!stats.ok()) return fail(stats.status(), "time");
+  if (!stats.ok()) return reject(fail(stats.status(), "time"));
   result.set_outcome(wpb::OUTCOME_OK);
   *result.mutable_stats() = *stats;
   return result;
