@@ -61,6 +61,9 @@ nlohmann::ordered_json Summary(const tuner::SweepResult& r) {
   j["prepare_s"] = r.time.prepare;
   j["reference_s"] = r.time.reference;
   j["gpu_s"] = r.time.gpu;
+  j["load_s"] = r.time.load;
+  j["verify_s"] = r.time.verify;
+  j["timing_s"] = r.time.timing;
   j["remeasure_s"] = r.time.remeasure;
   j["cache_hits"] = r.cache_hits;
   j["reference"] = r.reference_name;
@@ -86,11 +89,12 @@ void PrintSweep(const std::string& label, const tuner::SweepResult& r) {
   std::cerr << absl::StrFormat(
       "[%s] %zu candidates in %.2f s (%.1f/s): %s\n"
       "    time: compile %.2f s (summed over threads), GPU idle waiting for compiles %.2f s, "
-      "prepare %.2f s, reference %.2f s, candidates on GPU %.2f s, finalists %.2f s; "
-      "%lld cache hits\n",
+      "prepare %.2f s, reference %.2f s, candidates on GPU %.2f s (load %.2f, verify %.2f, "
+      "time %.2f, the rest worker round trips), finalists %.2f s; %lld cache hits\n",
       label, r.rows.size(), r.time.wall, r.rows.size() / std::max(r.time.wall, 1e-9), outcomes,
       r.time.compile, r.time.compile_wait, r.time.prepare, r.time.reference, r.time.gpu,
-      r.time.remeasure, static_cast<long long>(r.cache_hits));
+      r.time.load, r.time.verify, r.time.timing, r.time.remeasure,
+      static_cast<long long>(r.cache_hits));
   if (r.winner) {
     const Measurement& w = r.rows[*r.winner];
     std::cerr << absl::StrFormat(

@@ -219,6 +219,16 @@ int Sweep(const SweepOptions& options) {
       std::cout << absl::StrFormat("reference: %s %.2f us\n", last.reference_name(),
                                    last.reference_us());
     }
+    if (!last.phase_seconds().empty()) {
+      const auto& p = last.phase_seconds();
+      auto at = [&](const char* key) { return p.count(key) ? p.at(key) : 0.0; };
+      std::cout << absl::StrFormat(
+          "time: wall %.1f s = NVRTC %.1f s over the compile threads (GPU idle %.1f s waiting), "
+          "prepare %.1f s, reference %.1f s, load %.1f s, verify %.1f s, timing %.1f s, finalists "
+          "%.1f s\n",
+          at("wall"), at("compile"), at("gpu_idle_compiling"), at("prepare"), at("reference"),
+          at("load"), at("verify"), at("time"), at("finalists"));
+    }
     std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
   }
   if (!any_ok) {

@@ -344,6 +344,12 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   job->Update([&](JobSnapshot& s) {
     s.reference_name = result->reference_name;
     s.reference_us = result->reference_us;
+    const tuner::TimeBreakdown& t = result->time;
+    s.phase_seconds = {{"wall", t.wall},          {"compile", t.compile},
+                       {"gpu_idle_compiling", t.compile_wait},
+                       {"prepare", t.prepare},    {"reference", t.reference},
+                       {"load", t.load},          {"verify", t.verify},
+                       {"time", t.timing},        {"finalists", t.remeasure}};
   });
   if (!record_error.ok()) return fail(record_error);
   if (result->cancelled && job->shutdown) {

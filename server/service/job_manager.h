@@ -54,6 +54,7 @@ struct JobSnapshot {
   std::string error;
   std::string reference_name;
   double reference_us = 0;
+  std::map<std::string, double> phase_seconds;  // when ended; see JobProgress.phase_seconds
   uint64_t version = 0;  // grows with every change
   bool finished() const {
     return state == JobState::kSucceeded || state == JobState::kFailed ||

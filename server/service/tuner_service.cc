@@ -65,6 +65,18 @@ int64_t BytesNeeded(const kernels::KernelFamily& family, const Shape& shape) {
   return elements * 4;
 }
 
+// RESOURCE_EXHAUSTED when the problem's buffers cannot fit in the GPU's memory (0: unknown).
+absl::Status CheckFits(const kernels::KernelFamily& family, const Shape& shape, int gpu,
+                       int64_t total_memory) {
+  const int64_t bytes = BytesNeeded(family, shape);
+  if (total_memory > 0 && bytes > total_memory) {
+    return absl::ResourceExhaustedError(absl::StrCat("problem needs ", bytes / (1 << 20),
+                                                     " MiB of GPU memory; GPU ", gpu, " has ",
+                                                     total_memory / (1 << 20), " MiB"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 struct TunerService::Target {
@@ -227,14 +239,23 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     spec.shape = problem->shape;
     spec.dtype = problem->dtype;
     spec.device = target->ordinal.value_or(0);
+    if (auto s = CheckFits(family, spec.shape, spec.device, target->total_memory); !s.ok()) {
+      return ToGrpc(s);
+    }
     auto submitted = jobs_.Submit(spec);
     if (!submitted.ok()) return ToGrpc(submitted.status());
     response->set_job_id(submitted->first);
     if (request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING) {
       uint64_t seen = 0;
+      // Answer a little before the caller's deadline: at the deadline itself the client has
+      // already given up with its own DEADLINE_EXCEEDED and never learns the job id.
+      const auto answer_by = context->deadline() - std::chrono::milliseconds(100);
       while (true) {
-        // Wake once a second to notice the caller's deadline or departure.
-        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        // Wake once a second to notice the caller's departure.
+        const auto left = std::max(std::chrono::system_clock::duration::zero(),
+                                   answer_by - std::chrono::system_clock::now());
+        auto deadline = std::chrono::steady_clock::now() +
+                        std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(1));
         auto job = jobs_.WaitForChange(submitted->first, seen, deadline);
         if (!job.ok()) return ToGrpc(job.status());
         seen = job->version;
@@ -247,7 +268,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
           found = store_.Lookup(query);
           break;
         }
-        if (context->IsCancelled() || std::chrono::system_clock::now() >= context->deadline()) {
+        if (context->IsCancelled() || std::chrono::system_clock::now() >= answer_by) {
           return {grpc::StatusCode::DEADLINE_EXCEEDED,
                   absl::StrCat("still tuning; job ", submitted->first,
                                " goes on: watch it or ask again later")};
@@ -332,11 +353,8 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
   spec.device = target->ordinal.value_or(0);
-  const int64_t bytes = BytesNeeded(*spec.family, spec.shape);
-  if (target->total_memory > 0 && bytes > target->total_memory) {
-    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-            absl::StrCat("problem needs ", bytes / (1 << 20), " MiB of GPU memory; GPU ",
-                         spec.device, " has ", target->total_memory / (1 << 20), " MiB")};
+  if (auto s = CheckFits(*spec.family, spec.shape, spec.device, target->total_memory); !s.ok()) {
+    return ToGrpc(s);
   }
   auto submitted = jobs_.Submit(std::move(spec));
   if (!submitted.ok()) return ToGrpc(submitted.status());

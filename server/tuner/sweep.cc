@@ -249,6 +249,9 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     auto ran = worker_.Run(run, options.candidate_timeout);
     result.time.gpu += Seconds(phase);
     if (!ran.ok()) return ran.status();
+    result.time.load += ran->load_ms() / 1000;
+    result.time.verify += ran->verify_ms() / 1000;
+    result.time.timing += ran->time_ms() / 1000;
     if (row.resources.registers == 0 && ran->registers() > 0) {
       // The compiler's log had no resource report (seen with some NVRTC builds): take the
       // driver's figures for the loaded function.

@@ -60,6 +60,9 @@ struct TimeBreakdown {
   double prepare = 0;        // buffers, inputs, reference output
   double reference = 0;      // copy / cuBLAS roofline figure
   double gpu = 0;            // candidates loaded, verified and timed (round trips to the worker)
+  double load = 0;           //   of which: loading modules
+  double verify = 0;         //   of which: the checked run, poisoning and comparison
+  double timing = 0;         //   of which: warm-up and timed samples
   double remeasure = 0;      // finalists
 };
 

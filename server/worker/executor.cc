@@ -339,9 +339,17 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
     return Reject(wpb::OUTCOME_FAULT, detail);
   };
 
+  using Clock = std::chrono::steady_clock;
+  auto since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  auto phase = Clock::now();
   auto function = LoadCandidate(run.candidate());
+  const double load_ms = since(phase);
   if (!function.ok()) return fail(function.status(), "load");
   wpb::RunResult result;
+  result.set_load_ms(load_ms);
+  phase = Clock::now();
   {
     // The driver's own account of the loaded code: authoritative whatever the compiler logged.
     int registers = 0, shared = 0, local = 0;
@@ -414,9 +422,12 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
     }
   }
 
+  result.set_verify_ms(since(phase));
+  phase = Clock::now();
   auto stats = Time([&] { return LaunchOn(*function, geometry, out); }, run.timing(),
                     problem_->family->memory_bound() && run.timing().flush_l2());
   if (!stats.ok()) return reject(fail(stats.status(), "time"));
+  result.set_time_ms(since(phase));
   result.set_outcome(wpb::OUTCOME_OK);
   *result.mutable_stats() = *stats;
   return result;
