@@ -1,24 +1,32 @@
 // A stand-in for cutune-worker that needs no GPU, so the supervisor's handling of crashes, hangs
 // and restarts is tested on every machine. It speaks the real protocol; its "measurements" are
 // fixed numbers and it is never part of the product. The real worker is covered by the gpu tests.
-//   --fd N --device K [--fail-start]; FAKE_WORKER_RUN_MS=N makes every run take N ms.
+//   --fd N --device K [--fail-start]; FAKE_WORKER_RUN_MS=N makes every run take N ms;
+//   FAKE_WORKER_RUN_LOG=FILE appends "run verify=0|1" per run (to count what was measured);
+//   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory. It
+//   describes itself as an H100-like sm_90 device with 80 GiB, so the service's pruning and
+//   memory checks see real limits.
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 #include <thread>
 
 #include "cutune/v1/worker.pb.h"
+#include "server/compiler/compiler.h"
 #include "server/worker/framing.h"
 
 int main(int argc, char** argv) {
   using namespace cutune::worker;
   int fd = -1;
+  int device = 0;
   bool fail_start = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--fd" && i + 1 < argc) fd = std::atoi(argv[++i]);
+    if (arg == "--device" && i + 1 < argc) device = std::atoi(argv[++i]);
     if (arg == "--fail-start") fail_start = true;
   }
   if (const char* mode = std::getenv("FAKE_WORKER_MODE"); mode && std::string(mode) == "crash")
@@ -30,8 +38,24 @@ int main(int argc, char** argv) {
     (void)WriteFrame(fd, hello);
     return 3;
   }
-  hello.mutable_ready()->set_name("Fake GPU");
-  hello.mutable_ready()->set_cc_major(9);
+  v1::DeviceInfo& ready = *hello.mutable_ready();
+  ready.set_ordinal(device);
+  ready.set_name("Fake GPU");
+  ready.set_uuid("GPU-fake-" + std::to_string(device));
+  ready.set_cc_major(9);
+  ready.set_cc_minor(0);
+  ready.set_sm_count(132);
+  const char* memory_mb = std::getenv("FAKE_WORKER_MEMORY_MB");
+  ready.set_total_memory_bytes(memory_mb ? std::atoll(memory_mb) << 20 : int64_t{80} << 30);
+  ready.set_max_threads_per_block(1024);
+  ready.set_max_shared_per_block_optin(227 * 1024);
+  ready.set_max_registers_per_block(64 * 1024);
+  ready.set_max_shared_per_sm(228 * 1024);
+  ready.set_max_registers_per_sm(64 * 1024);
+  ready.set_driver_version(13000);
+  ready.set_nvrtc_version(cutune::compiler::NvrtcVersion());
+  const char* devices = std::getenv("FAKE_WORKER_DEVICES");
+  ready.set_device_count(devices ? std::atoi(devices) : 1);
   (void)WriteFrame(fd, hello);
   bool prepared = false;
   while (true) {
@@ -45,6 +69,9 @@ int main(int argc, char** argv) {
     } else if (request.has_run()) {
       if (request.run().debug_crash()) std::abort();
       if (request.run().debug_hang()) std::this_thread::sleep_for(std::chrono::hours(1));
+      if (const char* log = std::getenv("FAKE_WORKER_RUN_LOG")) {
+        std::ofstream(log, std::ios::app) << "run verify=" << request.run().verify() << "\n";
+      }
       if (const char* delay = std::getenv("FAKE_WORKER_RUN_MS")) {
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
       }
