@@ -1,0 +1,408 @@
+// Tuning jobs through the API: a whole sweep, one sweep at a time per GPU, bounded queues,
+// merging, idempotency keys, cancellation, budgets, and the three answers to a cache miss.
+#include <set>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/family.h"
+#include "server/compiler/compiler.h"
+#include "server/tuner/strategy.h"
+#include "tests/service/harness.h"
+
+namespace cutune::service::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+using Clock = std::chrono::steady_clock;
+
+pb::StartTuningResponse Start(pb::Tuner::Stub& stub, const pb::StartTuningRequest& request) {
+  pb::StartTuningResponse response;
+  grpc::Status status = stub.StartTuning(Context().get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  return response;
+}
+
+pb::JobProgress::State Cancel(pb::Tuner::Stub& stub, const std::string& job_id) {
+  pb::CancelJobRequest request;
+  request.set_job_id(job_id);
+  pb::CancelJobResponse response;
+  grpc::Status status = stub.CancelJob(Context().get(), request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.state();
+}
+
+pb::GetBestConfigRequest Lookup(std::vector<int64_t> shape,
+                                pb::GetBestConfigRequest::OnMiss on_miss) {
+  pb::GetBestConfigRequest request;
+  request.mutable_problem()->set_family("transpose");
+  for (int64_t d : shape) request.mutable_problem()->add_shape(d);
+  request.set_on_miss(on_miss);
+  return request;
+}
+
+// A running sweep of transpose `shape` on the fake GPU with every candidate of the default space
+// measured except the last `left`, as a daemon killed mid-sweep leaves it: a job for this
+// problem resumes it and measures only those `left`.
+void SeedInterruptedSweep(store::Store& store, const Shape& shape, size_t left) {
+  const kernels::KernelFamily& family = kernels::TransposeFamily();
+  const DeviceDescription device{"Fake GPU", "GPU-fake-0", 9, 0, 132, int64_t{80} << 30};
+  ASSERT_TRUE(store.UpsertDevice(device, 13000).ok());
+  auto sweep = store.StartOrResumeSweep(
+      {device, "transpose", shape, DType::kF32},
+      {13000, compiler::NvrtcVersion(), family.source_hash(), family.space_version()}, "{}");
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  auto selection = tuner::SelectCandidates(family.default_space(), "brute_force", 1);
+  ASSERT_TRUE(selection.ok());
+  ASSERT_GT(selection->candidates.size(), left);
+  std::vector<Measurement> rows;
+  for (size_t i = 0; i + left < selection->candidates.size(); ++i) {
+    Measurement m;
+    m.params = selection->candidates[i];
+    m.outcome = Outcome::kOk;
+    m.timing = {10, 500.0, 490.0, 0.01};  // slower than anything the fake worker reports
+    rows.push_back(std::move(m));
+  }
+  ASSERT_TRUE(store.RecordMeasurements(sweep->sweep_id, rows).ok());
+}
+
+TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  const pb::StartTuningResponse started = Start(stub, SmallJob(256, 256));
+  EXPECT_FALSE(started.merged());
+  EXPECT_THAT(started.job_id(), HasSubstr("job-"));
+  std::vector<pb::JobProgress> seen;
+  const pb::JobProgress done = WaitForJob(stub, started.job_id(), std::chrono::seconds(60), &seen);
+  ASSERT_EQ(done.state(), pb::JobProgress::SUCCEEDED) << done.error();
+  EXPECT_EQ(done.done(), 4);
+  EXPECT_EQ(done.total(), 4);
+  EXPECT_EQ(done.outcome_counts().at("ok"), 4);
+  EXPECT_EQ(done.problem().family(), "transpose");
+  ASSERT_TRUE(done.has_best());
+  // Progress streamed per candidate, never going backwards.
+  ASSERT_GE(seen.size(), 5u);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].done(), seen[i - 1].done());
+
+  pb::GetBestConfigRequest lookup = Lookup({256, 256}, pb::GetBestConfigRequest::ANSWER_NOW);
+  pb::GetBestConfigResponse answer;
+  ASSERT_TRUE(stub.GetBestConfig(Context().get(), lookup, &answer).ok());
+  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(answer.device_model(), "Fake GPU");
+  EXPECT_THAT(answer.stale(), IsEmpty());
+  EXPECT_EQ(answer.source_hash(), kernels::TransposeFamily().source_hash());
+  for (const auto& [name, value] : done.best().params()) EXPECT_EQ(answer.params().at(name), value);
+  EXPECT_DOUBLE_EQ(answer.time_us(), done.best().time_us());
+
+  pb::ListResultsRequest results;
+  *results.mutable_problem() = lookup.problem();
+  pb::ListResultsResponse rows;
+  ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
+  EXPECT_EQ(rows.device_model(), "Fake GPU");
+  ASSERT_THAT(rows.rows(), SizeIs(4));
+  for (int i = 1; i < rows.rows_size(); ++i) {
+    EXPECT_LE(rows.rows(i - 1).time_us(), rows.rows(i).time_us());
+  }
+  EXPECT_EQ(rows.rows(0).outcome(), pb::OUTCOME_OK);
+  EXPECT_GT(rows.rows(0).compile_ms(), 0);  // really compiled by NVRTC
+  results.set_limit(1);
+  ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
+  EXPECT_THAT(rows.rows(), SizeIs(1));
+}
+
+// Polls ListJobs while the jobs run; returns the most jobs seen RUNNING at once per GPU.
+std::map<int, int> MaxRunningPerGpu(pb::Tuner::Stub& stub, const std::vector<std::string>& ids,
+                                    std::map<std::string, int> gpu_of) {
+  std::map<int, int> max_running;
+  WaitUntil(
+      [&] {
+        pb::ListJobsResponse jobs;
+        EXPECT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
+        std::map<int, int> running;
+        int finished = 0;
+        for (const pb::JobProgress& job : jobs.jobs()) {
+          if (job.state() == pb::JobProgress::RUNNING) ++running[gpu_of[job.job_id()]];
+          if (job.state() == pb::JobProgress::SUCCEEDED) ++finished;
+        }
+        for (auto [gpu, n] : running) max_running[gpu] = std::max(max_running[gpu], n);
+        return finished == static_cast<int>(ids.size());
+      },
+      std::chrono::seconds(60));
+  return max_running;
+}
+
+TEST(JobsTest, OneSweepAtATimePerGpuAndGpusInParallel) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "60");
+  ScopedEnv two("FAKE_WORKER_DEVICES", "2");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  std::vector<std::string> ids;
+  std::map<std::string, int> gpu_of;
+  for (int i = 0; i < 4; ++i) {
+    auto request = SmallJob(128 * (i + 1), 128, {8, 16}, /*both_pads=*/false);
+    request.mutable_device()->set_ordinal(i % 2);
+    ids.push_back(Start(stub, request).job_id());
+    gpu_of[ids.back()] = i % 2;
+  }
+  pb::ListDevicesResponse devices;
+  ASSERT_TRUE(stub.ListDevices(Context().get(), {}, &devices).ok());
+  ASSERT_THAT(devices.devices(), SizeIs(2));
+  EXPECT_EQ(devices.devices(1).uuid(), "GPU-fake-1");
+  // Each GPU has one job running or about to, and one waiting.
+  for (const pb::Device& d : devices.devices()) EXPECT_GE(d.queued_jobs() + (d.state() == pb::Device::STATE_BUSY), 1);
+
+  std::map<int, int> max_running = MaxRunningPerGpu(stub, ids, gpu_of);
+  EXPECT_EQ(max_running[0], 1);
+  EXPECT_EQ(max_running[1], 1);
+  for (const std::string& id : ids) EXPECT_EQ(JobNow(stub, id).state(), pb::JobProgress::SUCCEEDED);
+  ASSERT_TRUE(stub.ListDevices(Context().get(), {}, &devices).ok());
+  for (const pb::Device& d : devices.devices()) {
+    EXPECT_EQ(d.state(), pb::Device::STATE_READY);
+    EXPECT_EQ(d.queued_jobs(), 0);
+  }
+}
+
+TEST(JobsTest, FullQueueIsResourceExhaustedButIdenticalRequestsStillMerge) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "200");
+  TestServer server(ServerOptions::MaxQueue(1));
+  pb::Tuner::Stub& stub = server.stub();
+  const std::string running = Start(stub, SmallJob(256, 256)).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, running).state() == pb::JobProgress::RUNNING; }));
+  const std::string queued = Start(stub, SmallJob(512, 256)).job_id();
+  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::QUEUED);
+  pb::StartTuningResponse response;
+  EXPECT_THAT(stub.StartTuning(Context().get(), SmallJob(1024, 256), &response),
+              HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        "GPU 0's queue is full (1 jobs); try again later"));
+  auto lookup = Lookup({64, 64}, pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  pb::GetBestConfigResponse answer;
+  EXPECT_THAT(stub.GetBestConfig(Context().get(), lookup, &answer),
+              HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED, "queue is full"));
+  // The same work as the queued job is merged into it, not refused.
+  ASSERT_TRUE(stub.StartTuning(Context().get(), SmallJob(512, 256), &response).ok());
+  EXPECT_EQ(response.job_id(), queued);
+  EXPECT_TRUE(response.merged());
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::CANCELLED);
+  // The freed slot takes a new job.
+  EXPECT_TRUE(stub.StartTuning(Context().get(), SmallJob(1024, 256), &response).ok());
+}
+
+TEST(JobsTest, IdenticalInFlightRequestsAreMergedUntilTheJobEnds) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "50");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  const pb::StartTuningResponse first = Start(stub, SmallJob(256, 256));
+  const pb::StartTuningResponse again = Start(stub, SmallJob(256, 256));
+  EXPECT_FALSE(first.merged());
+  EXPECT_TRUE(again.merged());
+  EXPECT_EQ(again.job_id(), first.job_id());
+  // Any difference (here the seed) is other work.
+  auto other_seed = SmallJob(256, 256);
+  other_seed.set_seed(7);
+  const pb::StartTuningResponse other = Start(stub, other_seed);
+  EXPECT_FALSE(other.merged());
+  EXPECT_NE(other.job_id(), first.job_id());
+  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::SUCCEEDED);
+  const pb::StartTuningResponse later = Start(stub, SmallJob(256, 256));
+  EXPECT_FALSE(later.merged());
+  EXPECT_NE(later.job_id(), first.job_id());
+  Cancel(stub, later.job_id());
+  Cancel(stub, other.job_id());
+}
+
+TEST(JobsTest, IdempotencyKeyReturnsTheJobItFirstCreated) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto request = SmallJob(256, 256);
+  request.set_idempotency_key("ci-run-42");
+  const pb::StartTuningResponse first = Start(stub, request);
+  EXPECT_FALSE(first.merged());
+  // A retry, even one that (wrongly) changed the request, gets the same job.
+  auto retry = SmallJob(512, 512);
+  retry.set_idempotency_key("ci-run-42");
+  const pb::StartTuningResponse second = Start(stub, retry);
+  EXPECT_EQ(second.job_id(), first.job_id());
+  EXPECT_TRUE(second.merged());
+  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::SUCCEEDED);
+  // Still after the job ended: the key is not reused for new work.
+  EXPECT_EQ(Start(stub, retry).job_id(), first.job_id());
+  pb::ListJobsResponse jobs;
+  ASSERT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
+  EXPECT_THAT(jobs.jobs(), SizeIs(1));
+  auto fresh = SmallJob(512, 512);
+  fresh.set_idempotency_key("ci-run-43");
+  EXPECT_NE(Start(stub, fresh).job_id(), first.job_id());
+}
+
+TEST(JobsTest, CancellingARunningJobStopsItWithinACandidate) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "200");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  const std::string id = Start(stub, SmallJob(256, 256, {2, 4, 8, 16})).job_id();  // 8 candidates
+  const std::string queued = Start(stub, SmallJob(512, 256)).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, id).done() >= 1; }));
+  const auto asked = Clock::now();
+  Cancel(stub, id);
+  const pb::JobProgress end = WaitForJob(stub, id);
+  const auto took = Clock::now() - asked;
+  EXPECT_EQ(end.state(), pb::JobProgress::CANCELLED);
+  EXPECT_LT(end.done(), end.total());
+  // The candidate in flight finishes (200 ms); nothing after it starts.
+  EXPECT_LT(took, std::chrono::milliseconds(1000));
+  // Its rows are kept and its sweep is marked cancelled, not left running.
+  auto sweeps = server.store().ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_THAT(*sweeps, SizeIs(1));
+  EXPECT_EQ(sweeps->front().status, store::SweepStatus::kCancelled);
+  EXPECT_EQ(sweeps->front().rows, end.done());
+
+  // The queued job moves up and runs; cancelling a finished job just reports its state.
+  EXPECT_EQ(WaitForJob(stub, queued).state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::SUCCEEDED);
+}
+
+TEST(JobsTest, CancellingAQueuedJobEndsItAtOnce) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "200");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  const std::string running = Start(stub, SmallJob(256, 256)).job_id();
+  const std::string queued = Start(stub, SmallJob(512, 256)).job_id();
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(JobNow(stub, queued).done(), 0);
+  Cancel(stub, running);
+  EXPECT_EQ(WaitForJob(stub, running).state(), pb::JobProgress::CANCELLED);
+}
+
+TEST(JobsTest, EvaluationBudgetStopsTheSweep) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
+  request.mutable_budget()->set_max_evaluations(3);
+  const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
+  EXPECT_EQ(end.state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(end.done(), 3);
+  EXPECT_EQ(end.total(), 3);
+  pb::ListResultsRequest results;
+  *results.mutable_problem() = request.problem();
+  pb::ListResultsResponse rows;
+  ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
+  EXPECT_THAT(rows.rows(), SizeIs(3));
+}
+
+TEST(JobsTest, SecondsBudgetStopsTheSweep) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "300");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates: 2.4 s of runs unbounded
+  request.mutable_budget()->set_max_seconds(0.5);
+  const auto began = Clock::now();
+  const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
+  const double took = std::chrono::duration<double>(Clock::now() - began).count();
+  EXPECT_EQ(end.state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_LT(end.done(), 4);
+  EXPECT_GE(end.done(), 1);
+  EXPECT_LE(end.elapsed_seconds(), 0.5 + 0.3 + 0.1);  // the budget, plus the candidate in flight
+  std::cerr << "seconds budget 0.5: " << end.done() << " candidates, job took " << took << " s\n";
+}
+
+TEST(JobsTest, AnswerNowNeverTunes) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  for (auto on_miss : {pb::GetBestConfigRequest::ON_MISS_UNSPECIFIED, pb::GetBestConfigRequest::ANSWER_NOW}) {
+    pb::GetBestConfigResponse answer;
+    ASSERT_TRUE(stub.GetBestConfig(Context().get(), Lookup({512, 512}, on_miss), &answer).ok());
+    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+    EXPECT_EQ(answer.job_id(), "");
+  }
+  pb::ListJobsResponse jobs;
+  ASSERT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
+  EXPECT_THAT(jobs.jobs(), IsEmpty());
+}
+
+TEST(JobsTest, AnswerNowAndTuneAnswersAtOnceAndTunesInTheBackground) {
+  TestServer server;
+  SeedInterruptedSweep(server.store(), {512, 512}, 2);
+  pb::Tuner::Stub& stub = server.stub();
+  auto request = Lookup({512, 512}, pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  pb::GetBestConfigResponse first, second;
+  const auto began = Clock::now();
+  ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &first).ok());
+  EXPECT_LT(Clock::now() - began, std::chrono::milliseconds(500));
+  EXPECT_EQ(first.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+  EXPECT_THAT(first.job_id(), HasSubstr("job-"));
+  ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &second).ok());
+  EXPECT_EQ(second.job_id(), first.job_id());  // merged with the job in flight
+
+  const pb::JobProgress end = WaitForJob(stub, first.job_id());
+  ASSERT_EQ(end.state(), pb::JobProgress::SUCCEEDED) << end.error();
+  pb::GetBestConfigResponse tuned;
+  ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &tuned).ok());
+  EXPECT_EQ(tuned.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(tuned.device_model(), "Fake GPU");
+  EXPECT_EQ(tuned.job_id(), "");  // a hit starts nothing
+  EXPECT_LT(tuned.time_us(), 500);  // one of the two candidates the job measured
+}
+
+TEST(JobsTest, WaitForTuningAnswersWithTheTunedConfigurationWithinTheDeadline) {
+  TestServer server;
+  SeedInterruptedSweep(server.store(), {1024, 1024}, 2);
+  pb::Tuner::Stub& stub = server.stub();
+  pb::GetBestConfigResponse answer;
+  ASSERT_TRUE(stub.GetBestConfig(Context(std::chrono::seconds(60)).get(),
+                                 Lookup({1024, 1024}, pb::GetBestConfigRequest::WAIT_FOR_TUNING),
+                                 &answer)
+                  .ok());
+  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_THAT(answer.job_id(), HasSubstr("job-"));
+  EXPECT_EQ(answer.device_model(), "Fake GPU");
+  EXPECT_LT(answer.time_us(), 500);
+  EXPECT_EQ(JobNow(stub, answer.job_id()).state(), pb::JobProgress::SUCCEEDED);
+}
+
+TEST(JobsTest, WaitForTuningPastTheDeadlineLeavesTheJobRunning) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "300");
+  TestServer server;
+  SeedInterruptedSweep(server.store(), {2048, 2048}, 8);
+  pb::Tuner::Stub& stub = server.stub();
+  pb::GetBestConfigResponse answer;
+  const grpc::Status status =
+      stub.GetBestConfig(Context(std::chrono::milliseconds(1500)).get(),
+                         Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
+  EXPECT_THAT(status, HasStatus(grpc::StatusCode::DEADLINE_EXCEEDED, "still tuning; job job-"));
+  pb::ListJobsResponse jobs;
+  ASSERT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
+  ASSERT_THAT(jobs.jobs(), SizeIs(1));
+  EXPECT_EQ(jobs.jobs(0).state(), pb::JobProgress::RUNNING);
+  Cancel(stub, jobs.jobs(0).job_id());
+}
+
+TEST(JobsTest, WaitForTuningIsAbortedWhenTheJobIsCancelled) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "300");
+  TestServer server;
+  SeedInterruptedSweep(server.store(), {2048, 2048}, 8);
+  pb::Tuner::Stub& stub = server.stub();
+  grpc::Status status;
+  std::thread waiter([&] {
+    pb::GetBestConfigResponse answer;
+    status = stub.GetBestConfig(Context(std::chrono::seconds(30)).get(),
+                                Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING),
+                                &answer);
+  });
+  std::string id;
+  ASSERT_TRUE(WaitUntil([&] {
+    pb::ListJobsResponse jobs;
+    EXPECT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
+    if (jobs.jobs().empty() || jobs.jobs(0).state() != pb::JobProgress::RUNNING) return false;
+    id = jobs.jobs(0).job_id();
+    return true;
+  }));
+  Cancel(stub, id);
+  waiter.join();
+  EXPECT_THAT(status, HasStatus(grpc::StatusCode::ABORTED, "tuning job " + id + " ended cancelled"));
+}
+
+}  // namespace
+}  // namespace cutune::service::testing
