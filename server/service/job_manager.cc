@@ -173,7 +173,9 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
         absl::StrCat("GPU ", spec.device, " is quarantined: its worker keeps failing to start"));
   }
   const std::string merge_key = spec.MergeKey();
-  if (auto it = in_flight_.find(merge_key); it != in_flight_.end()) {
+  // A job that has just finished stays listed until its lane thread clears it: not in flight.
+  if (auto it = in_flight_.find(merge_key);
+      it != in_flight_.end() && !FindLocked(it->second)->Snapshot().finished()) {
     if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = it->second;
     return std::make_pair(it->second, true);
   }
@@ -252,7 +254,9 @@ void JobManager::RunLane(Lane& lane) {
     {
       std::lock_guard lock(mu_);
       lane.running = nullptr;
-      in_flight_.erase(job->Snapshot().spec.MergeKey());
+      // Only this job's entry: an identical job may have been submitted since it finished.
+      auto it = in_flight_.find(job->Snapshot().spec.MergeKey());
+      if (it != in_flight_.end() && it->second == job->Snapshot().id) in_flight_.erase(it);
       health = health_callback_;
     }
     if (health) health(lane.ordinal, !lane.worker->quarantined());
