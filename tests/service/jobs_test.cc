@@ -93,7 +93,8 @@ TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
   EXPECT_EQ(answer.device_model(), "Fake GPU");
   EXPECT_THAT(answer.stale(), IsEmpty());
   EXPECT_EQ(answer.source_hash(), kernels::TransposeFamily().source_hash());
-  for (const auto& [name, value] : done.best().params()) EXPECT_EQ(answer.params().at(name), value);
+  // The answer is the job's best time. (Its parameters may differ from the job's `best` when two
+  // candidates tie: the sweep and the store break ties differently; see the report for issue 5.)
   EXPECT_DOUBLE_EQ(answer.time_us(), done.best().time_us());
 
   pb::ListResultsRequest results;
@@ -107,6 +108,15 @@ TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
   }
   EXPECT_EQ(rows.rows(0).outcome(), pb::OUTCOME_OK);
   EXPECT_GT(rows.rows(0).compile_ms(), 0);  // really compiled by NVRTC
+  EXPECT_DOUBLE_EQ(rows.rows(0).time_us(), answer.time_us());
+  bool answer_is_a_fastest_row = false;
+  for (const pb::Measurement& row : rows.rows()) {
+    if (row.time_us() != answer.time_us()) continue;
+    bool same = true;
+    for (const auto& [name, value] : row.params()) same &= answer.params().at(name) == value;
+    answer_is_a_fastest_row |= same;
+  }
+  EXPECT_TRUE(answer_is_a_fastest_row);
   results.set_limit(1);
   ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
   EXPECT_THAT(rows.rows(), SizeIs(1));
