@@ -13,8 +13,13 @@
 //                        thread tiles and, when TN % 4 == 0, each thread's columns in float4
 //                        groups BN/(TN/4) apart (conflict-free shared loads of B)
 //   CT_MINB              __launch_bounds__ minimum blocks per SM (0: none; see CT_BOUNDS)
+//   CT_STAGES            0: tiles staged through registers (CT_DB above); 2..4: a cp.async
+//                        pipeline of that many shared-memory stages, global -> shared directly
+//                        (sm_80+; plain loads before): A element by element into the transposed
+//                        tile (4-byte copies), B 16 bytes at a time where N % 4 == 0, aligned and
+//                        in bounds, else 4-byte copies; out-of-bounds elements are zero-filled
 // Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
-// (DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
+// (STAGES ? STAGES : DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
 // With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
 
@@ -51,6 +56,9 @@
 #ifndef CT_MINB
 #define CT_MINB 0
 #endif
+#ifndef CT_STAGES
+#define CT_STAGES 0
+#endif
 
 #ifndef CUTUNE_REFERENCE
 
@@ -71,6 +79,9 @@
 #error "warp tiling needs a thread grid of whole 4x8 warp blocks"
 #endif
 #define CT_SPREAD (CT_WARP && CT_TN % 4 == 0)
+#if CT_STAGES != 0 && (CT_STAGES < 2 || !CT_AT || CT_DB || CT_VEC != 4)
+#error "CT_STAGES (2..4) needs CT_AT=1, CT_VEC=4 and CT_DB=0"
+#endif
 
 // minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
 // cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
@@ -92,7 +103,9 @@ constexpr int kBElems = CT_BK * kBLd;
 constexpr int kStageElems = kAElems + kBElems;
 constexpr int kAChunks = CT_BM * CT_BK / CT_VEC;
 constexpr int kBChunks = CT_BK * CT_BN / CT_VEC;
+#if !CT_STAGES
 constexpr int kAPerThread = (kAChunks + CT_THREADS - 1) / CT_THREADS;
+#endif
 constexpr int kBPerThread = (kBChunks + CT_THREADS - 1) / CT_THREADS;
 
 // Column (within the block tile) of element j of the thread's register tile.
@@ -104,6 +117,7 @@ __device__ __forceinline__ int ThreadCol(int tcol, int j) {
 #endif
 }
 
+#if !CT_STAGES
 // VEC consecutive floats of a row holding n, starting at column c; zero outside the matrix.
 __device__ __forceinline__ void LoadChunk(const float* __restrict__ row, bool row_ok, int c, int n,
                                           bool vec_ok, float (&v)[CT_VEC]) {
@@ -123,6 +137,9 @@ __device__ __forceinline__ void LoadChunk(const float* __restrict__ row, bool ro
   for (int i = 0; i < CT_VEC; ++i) v[i] = c + i < n ? row[c + i] : 0.0f;
 }
 
+#endif  // !CT_STAGES
+
+#if !CT_STAGES
 struct Staging {
   float a[kAPerThread][CT_VEC];
   float b[kBPerThread][CT_VEC];
@@ -192,6 +209,8 @@ __device__ __forceinline__ void StoreTiles(float* __restrict__ stage, int tid, c
   }
 }
 
+#endif  // !CT_STAGES
+
 // acc += As * Bs over one BK step.
 __device__ __forceinline__ void ComputeTile(const float* __restrict__ stage, int trow, int tcol,
                                             float (&acc)[CT_TM][CT_TN]) {
@@ -238,6 +257,91 @@ __device__ __forceinline__ bool Aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
 }
 
+#if CT_STAGES
+// cp.async: `bytes` from global `src` to shared `dst`, zero-filled when !valid (then nothing is
+// read; src is any valid address). Before sm_80: plain loads and stores.
+__device__ __forceinline__ void CopyAsync4(float* dst, const float* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src),
+               "r"(valid ? 4 : 0));
+#else
+  *dst = valid ? *src : 0.0f;
+#endif
+}
+
+__device__ __forceinline__ void CopyAsync16(float* dst, const float* src, bool valid) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src),
+               "r"(valid ? 16 : 0));
+#else
+  *reinterpret_cast<float4*>(dst) =
+      valid ? *reinterpret_cast<const float4*>(src) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#endif
+}
+
+__device__ __forceinline__ void CopyCommit() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+// Waits until at most `kPending` committed groups of this thread are still in flight.
+template <int kPending>
+__device__ __forceinline__ void CopyWait() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+constexpr int kAElemsPerThread = (CT_BM * CT_BK + CT_THREADS - 1) / CT_THREADS;
+
+// Global -> one shared-memory stage, asynchronously: the A tile at (m0, k0), transposed
+// (As[k][m]), and the B tile at (k0, n0).
+__device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const float* __restrict__ B,
+                                          int M, int N, int K, int m0, int n0, int k0, int tid,
+                                          bool b_vec, float* __restrict__ stage) {
+  float* As = stage;
+  float* Bs = stage + kAElems;
+#pragma unroll
+  for (int p = 0; p < kAElemsPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if ((CT_BM * CT_BK) % CT_THREADS == 0 || idx < CT_BM * CT_BK) {
+      const int row = idx / CT_BK;
+      const int kc = idx % CT_BK;
+      const int gm = m0 + row;
+      const int gk = k0 + kc;
+      const bool valid = gm < M && gk < K;
+      CopyAsync4(&As[kc * kALd + row], valid ? A + static_cast<long long>(gm) * K + gk : A, valid);
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
+      const int row = idx / (CT_BN / 4);
+      const int nc = (idx % (CT_BN / 4)) * 4;
+      const int gk = k0 + row;
+      const int gn = n0 + nc;
+      float* dst = &Bs[row * kBLd + nc];
+      const float* src = B + static_cast<long long>(gk < K ? gk : 0) * N;
+      if (gk >= K || gn >= N) {
+        CopyAsync16(dst, B, false);
+      } else if (b_vec && gn + 4 <= N) {
+        CopyAsync16(dst, src + gn, true);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const bool valid = gn + i < N;
+          CopyAsync4(dst + i, valid ? src + gn + i : B, valid);
+        }
+      }
+    }
+  }
+}
+#endif  // CT_STAGES
+
 }  // namespace
 
 extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
@@ -270,6 +374,32 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
 
   const int steps = (K + CT_BK - 1) / CT_BK;
+#if CT_STAGES
+  (void)a_vec;  // A moves element by element
+  // Tiles step .. step + STAGES - 2 are in flight while step's math runs. One group is committed
+  // per tile slot (empty past the end), so "all but STAGES - 2 groups done" means tile `step` has
+  // landed for this thread; the barrier then makes every thread's copies visible and frees the
+  // stage read in the previous step for the next copy.
+#pragma unroll
+  for (int s = 0; s < CT_STAGES - 1; ++s) {
+    if (s < steps) CopyTiles(A, B, M, N, K, m0, n0, s * CT_BK, tid, b_vec, smem + s * kStageElems);
+    CopyCommit();
+  }
+  int read_stage = 0;
+  int write_stage = CT_STAGES - 1;
+  for (int step = 0; step < steps; ++step) {
+    CopyWait<CT_STAGES - 2>();
+    __syncthreads();
+    if (step + CT_STAGES - 1 < steps) {
+      CopyTiles(A, B, M, N, K, m0, n0, (step + CT_STAGES - 1) * CT_BK, tid, b_vec,
+                smem + write_stage * kStageElems);
+    }
+    CopyCommit();
+    ComputeTile(smem + read_stage * kStageElems, trow, tcol, acc);
+    read_stage = read_stage + 1 == CT_STAGES ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == CT_STAGES ? 0 : write_stage + 1;
+  }
+#else
   Staging staging;
   LoadTiles(A, B, M, N, K, m0, n0, 0, tid, a_vec, b_vec, staging);
   StoreTiles(smem, tid, staging);
@@ -297,6 +427,7 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
     }
   }
 #endif
+#endif  // CT_STAGES
 
   const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && Aligned16(C);
 #pragma unroll

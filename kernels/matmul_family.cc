@@ -37,6 +37,8 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"db", {0, 1}, "double-buffered shared memory with register prefetch"},
                 {"warp", {0, 1}, "warps as 4x8 blocks of thread tiles, columns spread"},
                 {"minb", {0, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
+                {"stages", {0, 2, 3, 4},
+                 "cp.async shared-memory pipeline depth (0: stage through registers, see db)"},
             },
             {
                 {"bm % tm == 0 and bn % tn == 0",
@@ -74,6 +76,16 @@ class MatmulFamilyImpl final : public KernelFamily {
                    const int64_t cols = Get(p, "bn") / Get(p, "tn");
                    return Get(p, "warp") == 0 || (rows % 4 == 0 && cols % 8 == 0);
                  }},
+                {"register-tiled blocks pipeline their tiles (db=1 or stages > 0)",
+                 [](const Params& p) {
+                   return !RegisterTiled(p) || Get(p, "db") == 1 || Get(p, "stages") > 0;
+                 }},
+                {"cp.async stages (stages > 0) with db=0, pad=4 and tm x tn >= 32",
+                 [](const Params& p) {
+                   return Get(p, "stages") == 0 ||
+                          (Get(p, "db") == 0 && Get(p, "pad") == 4 &&
+                           Get(p, "tm") * Get(p, "tn") >= 32);
+                 }},
                 {"minb x threads <= 512 (more caps registers below 128 per thread)",
                  [](const Params& p) { return Get(p, "minb") * Threads(p) <= 512; }},
             }) {}
@@ -84,13 +96,13 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 1; }
+  int space_version() const override { return 2; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
   Params baseline() const override {
     return {{"bm", 32}, {"bn", 32}, {"bk", 32}, {"tm", 1},   {"tn", 1},  {"vec", 1},
-            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}};
+            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}, {"stages", 0}};
   }
 
   std::vector<std::string> Defines(const Params& params) const override {
@@ -104,7 +116,10 @@ class MatmulFamilyImpl final : public KernelFamily {
   int64_t ThreadsPerBlock(const Params& params) const override { return Threads(params); }
 
   int64_t SharedBytes(const Params& params) const override {
-    return (Get(params, "db") ? 2 : 1) * StageFloats(params) * 4;
+    const int64_t stages = Get(params, "stages") > 0 ? Get(params, "stages")
+                           : Get(params, "db")     ? 2
+                                                   : 1;
+    return stages * StageFloats(params) * 4;
   }
 
   LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {

@@ -7,7 +7,10 @@
 //   CT_VEC      elements per global load/store (1, 2, 4); vector accesses only where aligned and
 //               in bounds, scalar at the edges and when cols (loads) / rows (stores) % VEC != 0
 //   CT_PAD      extra columns per shared-memory row (0, 1) against bank conflicts
-//   CT_SWIZZLE  1: XOR-swizzled shared-memory columns instead of padding
+//   CT_SWIZZLE  1: XOR-swizzled shared-memory columns instead of padding; 2: each thread
+//               transposes 4x4 blocks in registers and the shared tile holds the transposed tile,
+//               so shared-memory stores and loads are float4 too, XOR-swizzled at 16-byte
+//               granularity (needs VEC=4 and TILE/ROWS a multiple of 4)
 //   CT_MINB     __launch_bounds__ minimum blocks per SM (0: none; see CT_BOUNDS)
 // Block: (TILE/VEC) x ROWS threads (naive: TILE x ROWS); grid: one block per tile, 1-D.
 // Signature: cutune_kernel(const float* in, float* out, int rows, int cols).
@@ -46,6 +49,9 @@
 #if !CT_SMEM && CT_VEC != 1
 #error "the naive kernel moves one element per access (CT_VEC=1)"
 #endif
+#if CT_SWIZZLE == 2 && (CT_VEC != 4 || (CT_TILE / CT_ROWS) % 4 != 0)
+#error "CT_SWIZZLE=2 needs CT_VEC=4 and TILE/ROWS a multiple of 4"
+#endif
 
 #define CT_THREADS ((CT_TILE / CT_VEC) * CT_ROWS)
 // minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
@@ -64,12 +70,21 @@ namespace {
 // Shared-memory word of tile element (r, c). The swizzle permutes the columns of each row by
 // XOR with the row, so a column read by consecutive rows hits distinct banks without padding.
 __device__ __forceinline__ int TileIndex(int r, int c) {
-#if CT_SWIZZLE
+#if CT_SWIZZLE == 1
   constexpr int kMask = (CT_TILE < 32 ? CT_TILE : 32) - 1;
   return r * CT_TILE + (c ^ (r & kMask));
 #else
   return r * (CT_TILE + CT_PAD) + c;
 #endif
+}
+
+// Swizzle 2: float4 slot s (4 consecutive input rows) of transposed-tile row c (an input column).
+// A quarter warp stores 8 consecutive columns 4 apart (c >> 2 distinct) into one slot, and loads
+// 8 consecutive slots of one row: XOR with (c >> 2) keeps both conflict-free.
+__device__ __forceinline__ int Slot4(int c, int s) {
+  constexpr int kSlots = CT_TILE / 4;
+  constexpr int kMask = (kSlots < 8 ? kSlots : 8) - 1;
+  return c * kSlots + (s ^ ((c >> 2) & kMask));
 }
 
 __device__ __forceinline__ bool Aligned(const void* p) {
@@ -128,7 +143,52 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ in,
   const int tx = threadIdx.x;
   const int ty = threadIdx.y;
 
-#if CT_SMEM
+#if CT_SMEM && CT_SWIZZLE == 2
+  __shared__ float4 tile4[CT_TILE * CT_TILE / 4];
+
+  // Load: each thread reads 4x4 blocks (4 input rows of one float4 column group), transposes
+  // them in registers and stores 4 float4 columns of the transposed tile.
+  {
+    const int c = tile_col * CT_TILE + tx * 4;
+    const bool vec_ok = cols % 4 == 0 && Aligned(in);
+    float v[CT_TILE / CT_ROWS][4];
+#pragma unroll
+    for (int j = 0; j < CT_TILE / CT_ROWS; ++j) {
+      const int r = tile_row * CT_TILE + (ty + (j / 4) * CT_ROWS) * 4 + j % 4;
+      if (r < rows) {
+        LoadVec(in + static_cast<long long>(r) * cols + c, c, cols, vec_ok, v[j]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) v[j][i] = 0.0f;
+      }
+    }
+#pragma unroll
+    for (int g = 0; g < CT_TILE / CT_ROWS / 4; ++g) {
+      const int slot = ty + g * CT_ROWS;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        tile4[Slot4(tx * 4 + q, slot)] =
+            make_float4(v[4 * g][q], v[4 * g + 1][q], v[4 * g + 2][q], v[4 * g + 3][q]);
+      }
+    }
+  }
+  __syncthreads();
+  // Store: rows of the output tile are rows of the shared tile, float4 at a time.
+  {
+    const int oc = tile_row * CT_TILE + tx * 4;
+    const bool vec_ok = rows % 4 == 0 && Aligned(out);
+#pragma unroll
+    for (int j = 0; j < CT_TILE / CT_ROWS; ++j) {
+      const int c_local = ty + j * CT_ROWS;
+      const int orow = tile_col * CT_TILE + c_local;
+      if (orow < cols) {
+        const float4 x = tile4[Slot4(c_local, tx)];
+        const float v[4] = {x.x, x.y, x.z, x.w};
+        StoreVec(out + static_cast<long long>(orow) * rows + oc, oc, rows, vec_ok, v);
+      }
+    }
+  }
+#elif CT_SMEM
   __shared__ float tile[CT_TILE * (CT_TILE + CT_PAD)];
 
   // Load: rows of the input tile, coalesced along the input row.

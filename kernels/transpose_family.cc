@@ -23,7 +23,9 @@ class TransposeFamilyImpl final : public KernelFamily {
                 {"rows", {1, 2, 4, 8, 16, 32}, "block rows; each thread moves tile/rows rows"},
                 {"vec", {1, 2, 4}, "elements per global load/store (float2/float4 when aligned)"},
                 {"pad", {0, 1}, "extra shared-memory column per tile row (bank conflicts)"},
-                {"swizzle", {0, 1}, "XOR-swizzled shared-memory columns instead of padding"},
+                {"swizzle", {0, 1, 2},
+                 "1: XOR-swizzled shared-memory columns instead of padding; 2: 4x4 register "
+                 "transposes, float4 shared-memory accesses swizzled at 16 bytes"},
                 {"minb", {0, 2, 4}, "__launch_bounds__ minimum blocks per SM (0: none)"},
             },
             {
@@ -35,8 +37,13 @@ class TransposeFamilyImpl final : public KernelFamily {
                  [](const Params& p) { return Get(p, "pad") == 0 || Get(p, "swizzle") == 0; }},
                 {"the naive kernel (smem=0) has vec=1, pad=0, swizzle=0",
                  [](const Params& p) {
-                   return Get(p, "smem") == 1 ||
+                   return Get(p, "smem") != 0 ||
                           (Get(p, "vec") == 1 && Get(p, "pad") == 0 && Get(p, "swizzle") == 0);
+                 }},
+                {"swizzle=2 needs vec=4 and tile/rows a multiple of 4",
+                 [](const Params& p) {
+                   return Get(p, "swizzle") != 2 ||
+                          (Get(p, "vec") == 4 && (Get(p, "tile") / Get(p, "rows")) % 4 == 0);
                  }},
                 {"threads per block (tile/vec x rows) between 32 and 1024",
                  [](const Params& p) { return Threads(p) >= 32 && Threads(p) <= 1024; }},
@@ -48,7 +55,7 @@ class TransposeFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"rows", "cols"}; }
   std::string_view source() const override { return embedded::kTransposeSource; }
-  int space_version() const override { return 1; }
+  int space_version() const override { return 2; }
   const Space& default_space() const override { return space_; }
 
   // The seed's padded 32x32 shared-memory kernel, one element per thread.
@@ -70,7 +77,7 @@ class TransposeFamilyImpl final : public KernelFamily {
   int64_t SharedBytes(const Params& params) const override {
     if (Get(params, "smem") == 0) return 0;
     const int64_t tile = Get(params, "tile");
-    return tile * (tile + Get(params, "pad")) * 4;
+    return tile * (tile + Get(params, "pad")) * 4;  // swizzle=2: pad=0, the same bytes
   }
 
   LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {

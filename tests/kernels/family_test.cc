@@ -55,8 +55,8 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
     EXPECT_EQ(family->Defines(family->baseline()).size(), space.parameters().size());
   }
   // The sweep-speed target is 400 transpose candidates; matmul stays a few hundred.
-  EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 405u);
-  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 576u);
+  EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 423u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 580u);
   EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
               ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
   EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
@@ -66,9 +66,25 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
                             {"pad", 0},  {"swizzle", 1}, {"minb", 0}};
   EXPECT_EQ(TransposeFamily().default_space().Violation(transpose), std::nullopt);
-  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},   {"tm", 8},   {"tn", 8},  {"vec", 4},
-                         {"at", 1},   {"pad", 4},  {"db", 1},   {"warp", 1}, {"minb", 2}};
+  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},   {"tm", 8},   {"tn", 8},
+                         {"vec", 4},  {"at", 1},   {"pad", 4},  {"db", 1},   {"warp", 1},
+                         {"minb", 2}, {"stages", 0}};
   EXPECT_EQ(MatmulFamily().default_space().Violation(matmul), std::nullopt);
+  // Issue 7's variants: float4 shared-memory transposes (the H200 winner), cp.async stages.
+  Params transpose4 = transpose;
+  transpose4["swizzle"] = 2;
+  transpose4["rows"] = 8;
+  EXPECT_EQ(TransposeFamily().default_space().Violation(transpose4), std::nullopt);
+  transpose4["vec"] = 2;
+  EXPECT_THAT(TransposeFamily().default_space().Violation(transpose4),
+              Optional(std::string("swizzle=2 needs vec=4 and tile/rows a multiple of 4")));
+  for (int64_t stages : {2, 3, 4}) {
+    Params pipelined = matmul;
+    pipelined["db"] = 0;
+    pipelined["stages"] = stages;
+    EXPECT_EQ(MatmulFamily().default_space().Violation(pipelined), std::nullopt) << stages;
+    EXPECT_EQ(MatmulFamily().SharedBytes(pipelined), stages * (8 * 132 + 8 * 132) * 4);
+  }
 }
 
 TEST(DefaultSpaceTest, ConstraintTextExplainsRejections) {
