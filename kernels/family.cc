@@ -76,7 +76,10 @@ absl::StatusOr<DeviceLimits> DeviceLimits::ForArch(std::string_view arch) {
 
 std::string DeviceLimits::Arch() const { return absl::StrCat("sm_", cc_major, cc_minor); }
 
-std::string KernelFamily::source_hash() const { return Sha256Hex(source()); }
+const std::string& KernelFamily::source_hash() const {
+  std::call_once(source_hash_once_, [this] { source_hash_ = Sha256Hex(source()); });
+  return source_hash_;
+}
 
 std::vector<std::string> KernelFamily::ReferenceDefines() const {
   return {std::string(kReferenceDefine)};

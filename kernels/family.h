@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,7 +61,8 @@ class KernelFamily {
 
   // The .cu text every candidate is compiled from (parameters arrive as -D defines).
   virtual std::string_view source() const = 0;
-  std::string source_hash() const;  // SHA-256 of source()
+  // SHA-256 of source(), computed once: it is on every lookup's path.
+  const std::string& source_hash() const;
   // Bumped whenever the default space's meaning changes.
   virtual int space_version() const = 0;
 
@@ -108,6 +110,10 @@ class KernelFamily {
 
   virtual BufferPlan Buffers(const Shape& shape) const = 0;
   virtual Verification verification() const = 0;
+
+ private:
+  mutable std::once_flag source_hash_once_;
+  mutable std::string source_hash_;
 };
 
 // The registry of families the server knows. Clients name families; they never send code.

@@ -22,8 +22,17 @@ CompilePool::~CompilePool() {
 }
 
 std::future<absl::StatusOr<CompileResult>> CompilePool::Submit(CompileRequest request) {
+  return Submit(std::move(request), nullptr);
+}
+
+std::future<absl::StatusOr<CompileResult>> CompilePool::Submit(
+    CompileRequest request, std::shared_ptr<const std::atomic<bool>> abandon) {
   std::packaged_task<absl::StatusOr<CompileResult>()> task(
-      [this, request = std::move(request)] { return compiler_.Compile(request); });
+      [this, request = std::move(request),
+       abandon = std::move(abandon)]() -> absl::StatusOr<CompileResult> {
+        if (abandon && abandon->load()) return absl::CancelledError("compilation abandoned");
+        return compiler_.Compile(request);
+      });
   std::future<absl::StatusOr<CompileResult>> future = task.get_future();
   {
     std::lock_guard lock(mutex_);

@@ -2,6 +2,9 @@
 // so each request runs on its own program, in parallel.
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include <condition_variable>
 #include <deque>
 #include <future>
@@ -26,6 +29,10 @@ class CompilePool {
   CompilePool& operator=(const CompilePool&) = delete;
 
   std::future<absl::StatusOr<CompileResult>> Submit(CompileRequest request);
+  // The same, abandoned (CANCELLED, nothing compiled) if `abandon` is set before a thread takes
+  // it up: a cancelled sweep's queued compilations must not delay the next job.
+  std::future<absl::StatusOr<CompileResult>> Submit(
+      CompileRequest request, std::shared_ptr<const std::atomic<bool>> abandon);
 
   int threads() const { return static_cast<int>(threads_.size()); }
 

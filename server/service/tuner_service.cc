@@ -286,8 +286,9 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   const int cc_major = target->cc_major ? target->cc_major : 9;
   const int cc_minor = target->cc_major ? target->cc_minor : 0;
   const std::string arch = absl::StrCat("sm_", cc_major, cc_minor);
-  compiler::CompileRequest compile = tuner::CandidateRequest(family, found.winner.params, arch);
-  for (const std::string& option : compile.options) response->add_compile_options(option);
+  for (const std::string& option : tuner::CandidateOptions(family, found.winner.params)) {
+    response->add_compile_options(option);
+  }
   response->add_compile_options(absl::StrCat("--gpu-architecture=", arch));
   ToProto(family.Geometry(found.winner.params, problem->shape), response->mutable_geometry());
   response->set_source_hash(found.rung == store::LookupRung::kFamilyDefault
@@ -300,7 +301,8 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   for (const std::string& s : found.stale) response->add_stale(s);
   if (request->include_source()) response->set_source(std::string(family.source()));
   if (request->include_cubin()) {
-    auto compiled = pool_.Submit(compile).get();
+    auto compiled =
+        pool_.Submit(tuner::CandidateRequest(family, found.winner.params, arch)).get();
     if (!compiled.ok()) return ToGrpc(compiled.status());
     if (!compiled->ok) {
       return {grpc::StatusCode::INTERNAL,

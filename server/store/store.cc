@@ -409,6 +409,7 @@ struct Store::WinnerCache {
   };
   std::vector<Winner> winners;
   std::map<std::string, std::map<DType, Group>, std::less<>> by_family;
+  std::vector<DeviceModel> models;  // every device model, by name
 };
 
 Store::Store(Db writer, Db reader) : writer_(std::move(writer)), reader_(std::move(reader)) {}
@@ -458,6 +459,19 @@ absl::Status Store::RefreshCacheLocked() {
   if (!winners.ok()) return winners.status();
   auto cache = std::make_shared<WinnerCache>();
   cache->winners = *std::move(winners);
+  absl::StatusOr<Stmt> models = Stmt::Prepare(
+      writer_,
+      "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
+      "ORDER BY name");
+  if (!models.ok()) return models.status();
+  while (true) {
+    absl::StatusOr<bool> row = models->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    cache->models.push_back({models->Text(0), static_cast<int>(models->Int(1)),
+                             static_cast<int>(models->Int(2)), static_cast<int>(models->Int(3)),
+                             models->Int(4)});
+  }
   for (const Winner& w : cache->winners) {
     WinnerCache::Entry entry{&w, {}};
     for (int64_t d : w.shape) entry.log_shape.push_back(std::log2(static_cast<double>(d)));
@@ -491,7 +505,8 @@ absl::Status Store::UpsertDevice(const DeviceDescription& device, int driver_ver
     stmt->Bind(1, device.uuid).Bind(2, *model_id).Bind(3, driver_version).Bind(4, NowMs());
     if (absl::Status s = stmt->Run(); !s.ok()) return s;
   }
-  return txn->Commit();
+  if (absl::Status s = txn->Commit(); !s.ok()) return s;
+  return RefreshCacheLocked();  // the model list lookups resolve against
 }
 
 absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
@@ -794,21 +809,8 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
 }
 
 absl::StatusOr<std::vector<DeviceModel>> Store::ListDeviceModels() {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      reader_,
-      "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
-      "ORDER BY name");
-  if (!stmt.ok()) return stmt.status();
-  std::vector<DeviceModel> out;
-  while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    out.push_back({stmt->Text(0), static_cast<int>(stmt->Int(1)), static_cast<int>(stmt->Int(2)),
-                   static_cast<int>(stmt->Int(3)), stmt->Int(4)});
-  }
-  return out;
+  // From the in-memory snapshot: resolving a device model is on every lookup's path.
+  return Snapshot()->models;
 }
 
 absl::StatusOr<std::vector<Winner>> Store::ListWinners(std::string_view device_model) {

@@ -12,4 +12,8 @@ namespace cutune::tuner {
 compiler::CompileRequest CandidateRequest(const kernels::KernelFamily& family,
                                           const Params& params, std::string_view arch);
 
+// Only the options of that request (without the source text or the architecture).
+std::vector<std::string> CandidateOptions(const kernels::KernelFamily& family,
+                                          const Params& params);
+
 }  // namespace cutune::tuner

@@ -54,8 +54,11 @@ std::string LogExcerpt(const std::string& log) {
   return log.size() <= kMax ? log : absl::StrCat("...", log.substr(log.size() - kMax));
 }
 
+// Equal medians are broken by parameters, as the store breaks them, so the winner a sweep
+// reports is the one stored.
 bool Faster(const Measurement& a, const Measurement& b) {
-  return a.timing.median_us < b.timing.median_us;
+  if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
+  return FormatParams(a.params) < FormatParams(b.params);
 }
 
 }  // namespace
@@ -136,12 +139,20 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     std::optional<std::string> pruned;
     std::future<absl::StatusOr<compiler::CompileResult>> compiled;
   };
+  // Set when this sweep stops early (cancel, budget, error): its queued compilations are dropped.
+  auto abandon = std::make_shared<std::atomic<bool>>(false);
+  struct AbandonOnExit {
+    std::shared_ptr<std::atomic<bool>> flag;
+    ~AbandonOnExit() { flag->store(true); }
+  } abandon_on_exit{abandon};
   std::vector<Pending> pending;
   pending.reserve(todo.size());
   for (Params& params : todo) {
     Pending p;
     p.pruned = family.PruneForDevice(params, limits);
-    if (!p.pruned) p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch));
+    if (!p.pruned) {
+      p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch), abandon);
+    }
     p.params = std::move(params);
     pending.push_back(std::move(p));
   }
@@ -277,7 +288,9 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   if (ok_rows.size() > static_cast<size_t>(std::max(options.finalists, 0))) {
     ok_rows.resize(std::max(options.finalists, 0));
   }
-  if (ok_rows.size() > 1 && !result.cancelled) {
+  const bool stopped = result.cancelled || (cancel != nullptr && cancel->load()) ||
+                       (options.max_seconds > 0 && Seconds(began) > options.max_seconds);
+  if (ok_rows.size() > 1 && !stopped) {
     std::map<size_t, std::vector<double>> medians;
     std::map<size_t, wpb::Run> runs;
     for (size_t i : ok_rows) {
@@ -296,6 +309,10 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
       run.set_verify(false);  // verified already; these runs only time
     }
     for (int round = 0; round < options.remeasure_rounds; ++round) {
+      if ((cancel != nullptr && cancel->load()) ||
+          (options.max_seconds > 0 && Seconds(began) > options.max_seconds)) {
+        break;  // the budget also bounds the finalists' re-measurement
+      }
       for (auto& [i, run] : runs) {
         auto ran = worker_.Run(run, options.candidate_timeout);
         if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
