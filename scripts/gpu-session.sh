@@ -22,7 +22,7 @@ run() { say "\$ $*"; "$@" 2>&1 | tee -a "$log"; say "(exit ${PIPESTATUS[0]})"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv | tee -a "$log"
 if [[ $tests == 1 ]]; then
-  for t in tuner_gpu_test worker_test; do
+  for t in tuner_gpu_test worker_test compiler_test; do
     command -v "$t" >/dev/null || continue
     "$t" >"$out/$t.log" 2>&1
     say "$t: exit $? ($(grep -E '^\[  (PASSED|FAILED)' "$out/$t.log" | tr '\n' ' '))"
@@ -32,7 +32,8 @@ cutune space compile transpose --arch sm_90 --json >/tmp/space.json 2>&1
 python3 -c "import json; d=json.load(open('/tmp/space.json')); print('device NVRTC, transpose sm_90:', d['summary']); print(d['candidates'][-1])" 2>&1 | tee -a "$log"
 
 say "== gRPC session: cutuned + cutune =="
-cutuned --db "$out/session.db" --listen 127.0.0.1:50051 >"$out/cutuned.log" 2>&1 &
+rm -f /tmp/cutune-session.db*
+cutuned --db /tmp/cutune-session.db --listen 127.0.0.1:50051 >"$out/cutuned.log" 2>&1 &
 daemon=$!
 for _ in $(seq 50); do cutune devices >/dev/null 2>&1 && break; sleep 0.2; done
 run cutune devices
