@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/compiler/cubin_info.h"
 #include "server/core/hash.h"
 #include "server/core/strings.h"
 
@@ -245,6 +246,11 @@ absl::StatusOr<CompileResult> Compile(const CompileRequest& request) {
   result.ok = true;
   result.cubin = *std::move(cubin);
   result.resources = ParsePtxasReport(result.log);
+  if (result.resources.empty()) {
+    // No ptxas report in the log (some NVRTC builds): registers and stack from the cubin itself.
+    auto from_cubin = ReadCubinResources(result.cubin);
+    if (from_cubin.ok()) result.resources = *std::move(from_cubin);
+  }
   return result;
 }
 
