@@ -191,8 +191,7 @@ int Sweep(const SweepOptions& options) {
   }
 
   pb::ListResultsRequest results_request;
-  *results_request.mutable_problem() = request.problem();
-  *results_request.mutable_device() = request.device();
+  results_request.set_job_id(job_id);  // this sweep's rows only, not earlier sweeps of the key
   pb::ListResultsResponse results;
   {
     auto results_context = connection.NewContext();

@@ -301,6 +301,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   auto started = store_.StartOrResumeSweep(key, provenance, SpecJson(spec).dump());
   if (!started.ok()) return fail(started.status());
   const int64_t sweep_id = started->sweep_id;
+  job->Update([&](JobSnapshot& s) { s.sweep_id = sweep_id; });
   if (started->resumed) {
     store::RowQuery query{info->name(), std::string(spec.family->name()), spec.shape, spec.dtype,
                           spec.family->source_hash(), /*include_unfinished=*/true, 0};

@@ -412,9 +412,31 @@ grpc::Status TunerService::ListResults(grpc::ServerContext* context,
                                        const pb::ListResultsRequest* request,
                                        pb::ListResultsResponse* response) {
   if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (request->limit() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "limit must be >= 0"};
+  if (!request->job_id().empty()) {
+    auto job = jobs_.Get(request->job_id());
+    if (!job.ok()) return ToGrpc(job.status());
+    std::string model;
+    for (const GpuInfo& gpu : jobs_.Gpus()) {
+      if (gpu.ordinal == job->spec.device && gpu.device) model = gpu.device->name();
+    }
+    response->set_device_model(model);
+    if (job->sweep_id == 0) return grpc::Status::OK;  // queued: nothing measured yet
+    store::RowQuery query;
+    query.device_model = model;
+    query.family = std::string(job->spec.family->name());
+    query.shape = job->spec.shape;
+    query.dtype = job->spec.dtype;
+    query.include_unfinished = true;
+    query.limit = request->limit();
+    query.sweep_id = job->sweep_id;
+    auto rows = store_.ListRows(query);
+    if (!rows.ok()) return ToGrpc(rows.status());
+    for (const store::StoredRow& row : *rows) ToProto(row.measurement, response->add_rows());
+    return grpc::Status::OK;
+  }
   auto problem = Validate(request->problem());
   if (!problem.ok()) return ToGrpc(problem.status());
-  if (request->limit() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "limit must be >= 0"};
   auto target = ResolveDevice(request->device(), false);
   if (!target.ok()) return ToGrpc(target.status());
   store::RowQuery query;

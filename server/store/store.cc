@@ -786,6 +786,7 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
                    "JOIN kernels k ON k.id = s.kernel_id "
                    "WHERE m.name = ?1 AND k.family = ?2 AND s.shape = ?3 AND s.dtype = ?4 "
                    "AND (?5 = '' OR k.source_hash = ?5) AND (?6 OR s.status <> 'running') "
+                   "AND (?8 = 0 OR r.sweep_id = ?8) "
                    "ORDER BY r.outcome <> 'ok', CASE WHEN r.outcome = 'ok' THEN r.median_us END, "
                    "r.outcome, r.params, r.sweep_id LIMIT ?7"));
   if (!stmt.ok()) return stmt.status();
@@ -795,7 +796,8 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
       .Bind(4, DTypeName(query.dtype))
       .Bind(5, query.source_hash)
       .Bind(6, int64_t{query.include_unfinished ? 1 : 0})
-      .Bind(7, int64_t{query.limit > 0 ? query.limit : -1});
+      .Bind(7, int64_t{query.limit > 0 ? query.limit : -1})
+      .Bind(8, query.sweep_id);
   std::vector<StoredRow> out;
   while (true) {
     absl::StatusOr<bool> row = stmt->Step();

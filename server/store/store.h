@@ -104,6 +104,7 @@ struct RowQuery {
   std::string source_hash;          // empty: any
   bool include_unfinished = false;  // rows of running sweeps are hidden unless asked for
   int limit = 0;                    // 0: all
+  int64_t sweep_id = 0;             // 0: rows of every sweep of the key; else only that sweep's
 };
 
 enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };

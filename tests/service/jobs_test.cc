@@ -416,3 +416,43 @@ TEST(JobsTest, WaitForTuningIsAbortedWhenTheJobIsCancelled) {
 
 }  // namespace
 }  // namespace cutune::service::testing
+
+namespace cutune::service::testing {
+namespace {
+
+TEST(JobsTest, ResultsOfAJobAreThatSweepsRowsOnly) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  // Two sweeps of one key: the first measures 3 candidates, the second (another seed) 2.
+  auto first = SmallJob(256, 256, {2, 4, 8, 16});
+  first.mutable_budget()->set_max_evaluations(3);
+  const std::string first_id = Start(stub, first).job_id();
+  ASSERT_EQ(WaitForJob(stub, first_id).state(), pb::JobProgress::SUCCEEDED);
+  auto second = first;
+  second.set_seed(9);
+  second.mutable_budget()->set_max_evaluations(2);
+  const std::string second_id = Start(stub, second).job_id();
+  ASSERT_EQ(WaitForJob(stub, second_id).state(), pb::JobProgress::SUCCEEDED);
+
+  pb::ListResultsRequest by_key;
+  *by_key.mutable_problem() = first.problem();
+  pb::ListResultsResponse all;
+  ASSERT_TRUE(stub.ListResults(Context().get(), by_key, &all).ok());
+  EXPECT_THAT(all.rows(), SizeIs(5));
+  for (const auto& [id, expected] : {std::pair{first_id, 3}, std::pair{second_id, 2}}) {
+    pb::ListResultsRequest by_job;
+    by_job.set_job_id(id);
+    pb::ListResultsResponse rows;
+    ASSERT_TRUE(stub.ListResults(Context().get(), by_job, &rows).ok());
+    EXPECT_THAT(rows.rows(), SizeIs(expected)) << id;
+    EXPECT_FALSE(rows.device_model().empty());
+  }
+  pb::ListResultsRequest unknown;
+  unknown.set_job_id("job-nope");
+  pb::ListResultsResponse rows;
+  EXPECT_THAT(stub.ListResults(Context().get(), unknown, &rows),
+              HasStatus(grpc::StatusCode::NOT_FOUND, "no job 'job-nope'"));
+}
+
+}  // namespace
+}  // namespace cutune::service::testing
