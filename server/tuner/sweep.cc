@@ -263,12 +263,14 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     result.time.load += ran->load_ms() / 1000;
     result.time.verify += ran->verify_ms() / 1000;
     result.time.timing += ran->time_ms() / 1000;
-    if (row.resources.registers == 0 && ran->registers() > 0) {
-      // The compiler's log had no resource report (seen with some NVRTC builds): take the
-      // driver's figures for the loaded function.
-      row.resources.registers = ran->registers();
-      row.resources.static_shared_bytes = ran->static_shared_bytes();
-      row.resources.stack_bytes = ran->local_bytes();
+    if (ran->registers() > 0) {
+      // Whatever the compile report lacked (some NVRTC builds log nothing; the cubin carries no
+      // shared-memory figure), take from the driver's account of the loaded function.
+      if (row.resources.registers == 0) row.resources.registers = ran->registers();
+      if (row.resources.static_shared_bytes == 0) {
+        row.resources.static_shared_bytes = ran->static_shared_bytes();
+      }
+      if (row.resources.stack_bytes == 0) row.resources.stack_bytes = ran->local_bytes();
     }
     row.outcome = FromProto(ran->outcome());
     row.detail = ran->detail();
