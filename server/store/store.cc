@@ -530,12 +530,17 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
       writer_,
       "SELECT s.id, s.kernel_id, s.provenance_id FROM sweeps s JOIN kernels k ON k.id = "
       "s.kernel_id WHERE s.device_model_id = ?1 AND k.family = ?2 AND s.shape = ?3 AND "
-      "s.dtype = ?4 AND s.status = 'running' ORDER BY s.id DESC");
+      "s.dtype = ?4 AND s.status = 'running' "
+      // Another card of the same model may be tuning the same key right now: its sweep is its
+      // own. Sweeps recorded without a card (schema v1) can be resumed by any.
+      "AND (?5 = '' OR s.gpu_uuid IS NULL OR s.gpu_uuid = '' OR s.gpu_uuid = ?5) "
+      "ORDER BY s.id DESC");
   if (!running.ok()) return running.status();
   running->Bind(1, *model_id)
       .Bind(2, key.family)
       .Bind(3, FormatShape(key.shape))
-      .Bind(4, DTypeName(key.dtype));
+      .Bind(4, DTypeName(key.dtype))
+      .Bind(5, key.device.uuid);
   std::optional<int64_t> resume;
   std::vector<int64_t> superseded;
   while (true) {

@@ -180,6 +180,27 @@ TEST_F(StoreTest, InterruptedSweepResumesAfterReopen) {
   EXPECT_THAT(*done, UnorderedElementsAre("tile=32", "tile=64"));
 }
 
+TEST_F(StoreTest, TwoCardsOfOneModelTuneTheSameKeyInTheirOwnSweeps) {
+  // Seen on a two-H200 host: both cards tuning transpose 8192x8192 at once must not share rows.
+  SweepKey card_a{H200("GPU-aaaa"), "transpose", {8192, 8192}, DType::kF32};
+  SweepKey card_b{H200("GPU-bbbb"), "transpose", {8192, 8192}, DType::kF32};
+  absl::StatusOr<StartedSweep> a = store_->StartOrResumeSweep(card_a, Prov(), "{}");
+  absl::StatusOr<StartedSweep> b = store_->StartOrResumeSweep(card_b, Prov(), "{}");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_FALSE(b->resumed);
+  EXPECT_NE(a->sweep_id, b->sweep_id);
+  ASSERT_TRUE(store_->RecordMeasurement(a->sweep_id, Ok({{"tile", 32}}, 120.0)).ok());
+  ASSERT_TRUE(store_->RecordMeasurement(b->sweep_id, Ok({{"tile", 32}}, 121.0)).ok());
+  // Neither closed the other; each card resumes its own.
+  EXPECT_EQ(store_->GetSweep(a->sweep_id)->status, SweepStatus::kRunning);
+  absl::StatusOr<StartedSweep> again = store_->StartOrResumeSweep(card_a, Prov(), "{}");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->resumed);
+  EXPECT_EQ(again->sweep_id, a->sweep_id);
+  ASSERT_TRUE(store_->FinishSweep(a->sweep_id, SweepStatus::kSucceeded, {"copy", 100}).ok());
+  ASSERT_TRUE(store_->FinishSweep(b->sweep_id, SweepStatus::kSucceeded, {"copy", 100}).ok());
+}
+
 TEST_F(StoreTest, RunningSweepUnderOtherProvenanceIsClosedNotResumed) {
   absl::StatusOr<StartedSweep> old_sweep = store_->StartOrResumeSweep(Key(), Prov(12080), "{}");
   ASSERT_TRUE(old_sweep.ok());
