@@ -32,17 +32,6 @@ std::string ReadFileOrDie(const std::filesystem::path& path) {
   return text.str();
 }
 
-TempDir::TempDir() {
-  std::string pattern = (std::filesystem::temp_directory_path() / "cutune-cli-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 namespace {
 
 std::vector<std::string> Environment(const std::vector<std::string>& extra) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/temp_dir.h"
+
 namespace cutune::testing {
 
 struct RunResult {
@@ -24,15 +26,6 @@ std::filesystem::path AssetsDir();
 std::string ReadFileOrDie(const std::filesystem::path& path);
 
 // A fresh temporary directory, removed with the object.
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Runs `program` with `args`; the environment is this process's, without CUTUNE_SERVER and
 // CUTUNE_TOKEN, plus `env` ("NAME=value"). Killed after `timeout_seconds`.

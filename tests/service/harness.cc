@@ -21,17 +21,6 @@ std::filesystem::path AssetsDir() { return CUTUNE_SERVICE_ASSETS; }
 
 std::string FakeWorker() { return (BinDir() / "fake-worker").string(); }
 
-TempDir::TempDir() {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cutune-svc-XXXXXX").string();
-  if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-  path_ = tmpl;
-}
-
-TempDir::~TempDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
 std::string WriteScript(const TempDir& dir, const std::string& name, const std::string& body) {
   const std::string path = dir.File(name);
   std::ofstream(path) << "#!/bin/sh\n" << body << "\n";

@@ -21,6 +21,7 @@
 #include "server/service/job_manager.h"
 #include "server/service/tuner_service.h"
 #include "server/store/store.h"
+#include "tests/common/temp_dir.h"
 
 namespace cutune::service::testing {
 
@@ -40,18 +41,7 @@ std::filesystem::path BinDir();
 std::filesystem::path AssetsDir();  // tests/service/assets
 std::string FakeWorker();
 
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using ::cutune::testing::TempDir;
 
 // Writes an executable /bin/sh script `name` with `body` into `dir`; returns its path.
 std::string WriteScript(const TempDir& dir, const std::string& name, const std::string& body);

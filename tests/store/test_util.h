@@ -10,27 +10,13 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/common/temp_dir.h"
 #include "server/core/types.h"
 #include "server/store/store.h"
 
 namespace cutune::store::testing {
 
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "cutune-store-XXXXXX").string();
-    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using ::cutune::testing::TempDir;
 
 inline DeviceDescription H200(std::string uuid = "GPU-aaaa") {
   return {"NVIDIA H200", std::move(uuid), 9, 0, 132, int64_t{150} << 30};
