@@ -18,6 +18,10 @@
 //                        (sm_80+; plain loads before): A element by element into the transposed
 //                        tile (4-byte copies), B 16 bytes at a time where N % 4 == 0, aligned and
 //                        in bounds, else 4-byte copies; out-of-bounds elements are zero-filled
+// Blocks whose C tile lies wholly inside C (and whose A/B rows allow float4 where VEC=4) load every
+// K step but a partial last one through precomputed per-thread offsets with no bounds checks; the
+// checked loads above serve the edges. This halved the non-FFMA instructions of the main loop
+// (ncu, H200: +5% at 4096^3; bench/results/kernel-notes.md).
 // Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
 // (STAGES ? STAGES : DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
@@ -169,6 +173,56 @@ __device__ __forceinline__ void LoadTiles(const float* __restrict__ A, const flo
       const int gk = k0 + row;
       LoadChunk(B + static_cast<long long>(gk < K ? gk : 0) * N, gk < K, n0 + nc, N, b_vec,
                 s.b[p]);
+    }
+  }
+}
+
+// Offsets (in floats) of this thread's chunks from the tile origin: A at (m0, k0), B at (k0, n0).
+struct ChunkOffsets {
+  int a[kAPerThread];
+  int b[kBPerThread];
+};
+
+__device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K) {
+  ChunkOffsets o;
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    o.a[p] = (idx / (CT_BK / CT_VEC)) * K + (idx % (CT_BK / CT_VEC)) * CT_VEC;
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    o.b[p] = (idx / (CT_BN / CT_VEC)) * N + (idx % (CT_BN / CT_VEC)) * CT_VEC;
+  }
+  return o;
+}
+
+// Global -> registers for a tile pair wholly inside the matrices (and 16-byte aligned where
+// VEC=4): no bounds checks, one load per chunk at a precomputed offset.
+__device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_tile,
+                                                  const float* __restrict__ b_tile, int tid,
+                                                  const ChunkOffsets& o, Staging& s) {
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) {
+    if (kAChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kAChunks) {
+#if CT_VEC == 4
+      const float4 x = *reinterpret_cast<const float4*>(a_tile + o.a[p]);
+      s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
+#else
+      s.a[p][0] = a_tile[o.a[p]];
+#endif
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    if (kBChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kBChunks) {
+#if CT_VEC == 4
+      const float4 x = *reinterpret_cast<const float4*>(b_tile + o.b[p]);
+      s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
+#else
+      s.b[p][0] = b_tile[o.b[p]];
+#endif
     }
   }
 }
@@ -340,6 +394,50 @@ __device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const flo
     }
   }
 }
+
+// Offsets (in floats) of this thread's copies from the tile origin: A at (m0, k0), B at (k0, n0).
+struct CopyOffsets {
+  int a[kAElemsPerThread];
+  int b[kBPerThread];
+};
+
+__device__ __forceinline__ CopyOffsets MakeCopyOffsets(int tid, int N, int K) {
+  CopyOffsets o;
+#pragma unroll
+  for (int p = 0; p < kAElemsPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    o.a[p] = (idx / CT_BK) * K + idx % CT_BK;
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    o.b[p] = (idx / (CT_BN / 4)) * N + (idx % (CT_BN / 4)) * 4;
+  }
+  return o;
+}
+
+// CopyTiles for a tile pair wholly inside the matrices, B 16-byte aligned: no bounds checks.
+__device__ __forceinline__ void CopyTilesInterior(const float* __restrict__ a_tile,
+                                                  const float* __restrict__ b_tile, int tid,
+                                                  const CopyOffsets& o, float* __restrict__ stage) {
+  float* As = stage;
+  float* Bs = stage + kAElems;
+#pragma unroll
+  for (int p = 0; p < kAElemsPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if ((CT_BM * CT_BK) % CT_THREADS == 0 || idx < CT_BM * CT_BK) {
+      CopyAsync4(&As[(idx % CT_BK) * kALd + idx / CT_BK], a_tile + o.a[p], true);
+    }
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    const int idx = tid + p * CT_THREADS;
+    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
+      CopyAsync16(&Bs[(idx / (CT_BN / 4)) * kBLd + (idx % (CT_BN / 4)) * 4], b_tile + o.b[p],
+                  true);
+    }
+  }
+}
 #endif  // CT_STAGES
 
 }  // namespace
@@ -385,14 +483,25 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
     if (s < steps) CopyTiles(A, B, M, N, K, m0, n0, s * CT_BK, tid, b_vec, smem + s * kStageElems);
     CopyCommit();
   }
+  // Blocks whose tiles lie wholly inside the matrices copy without bounds checks until the
+  // last, partial K step.
+  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && b_vec;
+  const CopyOffsets offsets = MakeCopyOffsets(tid, N, K);
+  const float* a_tile = A + static_cast<long long>(m0) * K;
+  const float* b_tile = B + n0;
   int read_stage = 0;
   int write_stage = CT_STAGES - 1;
   for (int step = 0; step < steps; ++step) {
     CopyWait<CT_STAGES - 2>();
     __syncthreads();
     if (step + CT_STAGES - 1 < steps) {
-      CopyTiles(A, B, M, N, K, m0, n0, (step + CT_STAGES - 1) * CT_BK, tid, b_vec,
-                smem + write_stage * kStageElems);
+      const int k_next = (step + CT_STAGES - 1) * CT_BK;
+      if (interior && k_next + CT_BK <= K) {
+        CopyTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+                          offsets, smem + write_stage * kStageElems);
+      } else {
+        CopyTiles(A, B, M, N, K, m0, n0, k_next, tid, b_vec, smem + write_stage * kStageElems);
+      }
     }
     CopyCommit();
     ComputeTile(smem + read_stage * kStageElems, trow, tcol, acc);
@@ -405,11 +514,25 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   StoreTiles(smem, tid, staging);
   __syncthreads();
 #if CT_DB
+  // Blocks whose tiles lie wholly inside the matrices load without bounds checks until the last,
+  // partial K step.
+  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && (CT_VEC == 1 || (a_vec && b_vec));
+  const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
+  const float* a_tile = A + static_cast<long long>(m0) * K;
+  const float* b_tile = B + n0;
   int stage = 0;
   for (int step = 0; step < steps; ++step) {
     const bool more = step + 1 < steps;
+    const int k_next = (step + 1) * CT_BK;
     // The next tile's global loads are in flight while this tile's math runs.
-    if (more) LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
+    if (more) {
+      if (interior && k_next + CT_BK <= K) {
+        LoadTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+                          offsets, staging);
+      } else {
+        LoadTiles(A, B, M, N, K, m0, n0, k_next, tid, a_vec, b_vec, staging);
+      }
+    }
     ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
     // The other stage was last read before the previous barrier, so it is free to overwrite.
     if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);

@@ -29,8 +29,8 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"bm", {32, 64, 128, 256}, "block tile rows (of C)"},
                 {"bn", {32, 64, 128, 256}, "block tile columns (of C)"},
                 {"bk", {8, 16, 32}, "K depth of one shared-memory step"},
-                {"tm", {1, 4, 8}, "register tile rows per thread"},
-                {"tn", {1, 4, 8}, "register tile columns per thread"},
+                {"tm", {1, 4, 8, 16}, "register tile rows per thread"},
+                {"tn", {1, 4, 8, 16}, "register tile columns per thread"},
                 {"vec", {1, 4}, "float4 global loads where K/N alignment allows"},
                 {"at", {0, 1}, "store the A tile transposed in shared memory"},
                 {"pad", {0, 4}, "floats of padding per shared-memory row"},
@@ -44,6 +44,17 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"bm % tm == 0 and bn % tn == 0",
                  [](const Params& p) {
                    return Get(p, "bm") % Get(p, "tm") == 0 && Get(p, "bn") % Get(p, "tn") == 0;
+                 }},
+                {"tm x tn <= 128 accumulators per thread (more spill)",
+                 [](const Params& p) { return Get(p, "tm") * Get(p, "tn") <= 128; }},
+                {"128-accumulator thread tiles (tm x tn = 128): at most 256 threads, minb=0",
+                 [](const Params& p) {
+                   return Get(p, "tm") * Get(p, "tn") < 128 ||
+                          (Threads(p) <= 256 && Get(p, "minb") == 0);
+                 }},
+                {"16-wide thread tiles (tm or tn = 16) with warp tiling (warp=1)",
+                 [](const Params& p) {
+                   return (Get(p, "tm") < 16 && Get(p, "tn") < 16) || Get(p, "warp") == 1;
                  }},
                 {"tm and tn are both 1 or both at least 4",
                  [](const Params& p) { return (Get(p, "tm") == 1) == (Get(p, "tn") == 1); }},
@@ -96,7 +107,7 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 2; }
+  int space_version() const override { return 3; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.

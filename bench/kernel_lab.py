@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Kernel lab: compile, check and time variants of kernels/*.cu on a GPU host with CuPy.
+
+The GPU host has CuPy and NVRTC but no gRPC; this script lets one device call try many variants
+of a kernel source (a parameter set, or an edited copy of the .cu file) against the same
+references the worker uses: device-to-device copy for transpose, cuBLAS SGEMM (CuPy's matmul,
+CUPY_TF32 unset: no tensor cores) for matmul. It is for kernel work (bench/results/kernel-notes.md);
+the product measures through cutune-worker.
+
+  python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
+  python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu
+
+Each variant: NaN-poisoned output, fresh random inputs, exact (transpose) or rel. L2 <= 1e-4
+(matmul, against a float64 product) check, then the median of --reps timed launches (CUDA events,
+after warm-up), the reference timed interleaved with it. --profile launches each variant once
+more, for ncu (--kernel-name cutune_kernel).
+"""
+import argparse
+import math
+import os
+import sys
+
+os.environ.pop("CUPY_TF32", None)
+import cupy as cp  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(HERE, "..", "kernels")
+
+
+def parse_params(text):
+    params = {}
+    for item in filter(None, text.split(",")):
+        k, v = item.split("=")
+        params[k.strip()] = int(v)
+    return params
+
+
+def compile_kernel(src, params, arch):
+    opts = tuple(f"-DCT_{k.upper()}={v}" for k, v in sorted(params.items()))
+    opts += ("-std=c++17",)
+    del arch  # CuPy compiles for the current device
+    mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
+    fn = mod.get_function("cutune_kernel")
+    return fn
+
+
+def median_time(fn, reps):
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e3)
+    times.sort()
+    return times[len(times) // 2], times
+
+
+class Transpose:
+    def __init__(self, shape):
+        self.rows, self.cols = shape
+        self.x = cp.random.rand(self.rows, self.cols, dtype=cp.float32)
+        self.out = cp.empty((self.cols, self.rows), dtype=cp.float32)
+        self.copy_dst = cp.empty_like(self.x)
+        self.nbytes = 2 * self.x.nbytes
+
+    def launch(self, fn, p):
+        tile, rows, vec = p.get("tile", 32), p.get("rows", 32), p.get("vec", 1)
+        group = p.get("group", 1)
+        del group
+        if p.get("smem", 1) == 0:
+            block = (tile, rows, 1)
+        else:
+            block = (tile // vec, rows, 1)
+        grid = (math.ceil(self.rows / tile) * math.ceil(self.cols / tile), 1, 1)
+        args = (self.x, self.out, cp.int32(self.rows), cp.int32(self.cols))
+        return lambda: fn(grid, block, args)
+
+    def check(self, run):
+        self.x[...] = cp.random.rand(self.rows, self.cols, dtype=cp.float32)
+        self.out.fill(cp.nan)
+        run()
+        cp.cuda.Device().synchronize()
+        return bool(cp.array_equal(self.out, self.x.T)), 0.0
+
+    def reference(self):
+        return lambda: self.copy_dst.data.copy_from_device_async(self.x.data, self.x.nbytes)
+
+    def figure(self, us):
+        return f"{self.nbytes / us / 1e3:.0f} GB/s"
+
+
+class Matmul:
+    def __init__(self, shape):
+        self.m, self.n, self.k = shape
+        self.a = cp.random.rand(self.m, self.k, dtype=cp.float32) - 0.5
+        self.b = cp.random.rand(self.k, self.n, dtype=cp.float32) - 0.5
+        self.c = cp.empty((self.m, self.n), dtype=cp.float32)
+        self.c_ref = cp.empty((self.m, self.n), dtype=cp.float32)
+        self.flops = 2.0 * self.m * self.n * self.k
+
+    def launch(self, fn, p):
+        bm, bn, bk = p["bm"], p["bn"], p["bk"]
+        threads = (bm // p["tm"]) * (bn // p["tn"])
+        pad, at = p.get("pad", 0), p.get("at", 0)
+        stage = (bk * (bm + pad) if at else bm * (bk + pad)) + bk * (bn + pad)
+        stages = p.get("stages", 0) or (2 if p.get("db", 0) else 1)
+        smem = stages * stage * 4
+        splitk = p.get("splitk", 1)
+        if smem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = smem
+        grid = (math.ceil(self.m / bm) * math.ceil(self.n / bn) * splitk, 1, 1)
+        args = (self.a, self.b, self.c, cp.int32(self.m), cp.int32(self.n), cp.int32(self.k))
+        return lambda: fn(grid, (threads, 1, 1), args, shared_mem=smem)
+
+    def check(self, run):
+        self.a[...] = cp.random.rand(self.m, self.k, dtype=cp.float32) - 0.5
+        self.b[...] = cp.random.rand(self.k, self.n, dtype=cp.float32) - 0.5
+        self.c.fill(cp.nan)
+        run()
+        ref = self.a.astype(cp.float64) @ self.b.astype(cp.float64)
+        err = float(cp.linalg.norm(self.c - ref) / cp.linalg.norm(ref))
+        return bool(err <= 1e-4), err
+
+    def reference(self):
+        # cublasSgemm itself (CuPy's matmul adds work around it): row-major C = A B is
+        # column-major C^T = B^T A^T.
+        import numpy as np
+        from cupy_backends.cuda.libs import cublas
+        handle = cp.cuda.device.get_cublas_handle()
+        cublas.setMathMode(handle, 0)  # CUBLAS_DEFAULT_MATH: no tensor cores for f32
+        self._one = np.ones(1, dtype=np.float32)
+        self._zero = np.zeros(1, dtype=np.float32)
+        m, n, k = self.m, self.n, self.k
+
+        def run():
+            cublas.setPointerMode(handle, 0)
+            cublas.sgemm(handle, 0, 0, n, m, k,
+                         self._one.ctypes.data, self.b.data.ptr, n, self.a.data.ptr, k,
+                         self._zero.ctypes.data, self.c_ref.data.ptr, n)
+        return run
+
+    def figure(self, us):
+        return f"{self.flops / us / 1e6:.2f} TFLOP/s"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("family", choices=["transpose", "matmul"])
+    ap.add_argument("shape")
+    ap.add_argument("variants", nargs="+", help="k=v,... parameter sets; NAME:k=v,... to label")
+    ap.add_argument("--src", help="kernel source (default kernels/<family>.cu)")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--profile", action="store_true", help="one extra launch per variant, for ncu")
+    args = ap.parse_args()
+
+    shape = tuple(int(s) for s in args.shape.split("x"))
+    src = open(args.src or os.path.join(KERNELS, args.family + ".cu")).read()
+    prob = Transpose(shape) if args.family == "transpose" else Matmul(shape)
+    dev = cp.cuda.Device()
+    print(f"# {cp.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()} "
+          f"{args.family} {args.shape} src={args.src or 'kernels/' + args.family + '.cu'}")
+    ref = prob.reference()
+    for _ in range(3):
+        ref()
+    rows = []
+    for text in args.variants:
+        label, _, body = text.rpartition(":")
+        params = parse_params(body)
+        try:
+            fn = compile_kernel(src, params, args.arch)
+        except Exception as e:  # a variant that does not compile is reported, not fatal
+            print(f"{label or body}: compile failed: {str(e).splitlines()[0]}")
+            continue
+        run = prob.launch(fn, params)
+        ok, err = prob.check(run)
+        if args.profile:
+            run()
+            dev.synchronize()
+            rows.append((label or body, ok, err, getattr(fn, 'num_regs', -1), 0, 0))
+            continue
+        for _ in range(3):
+            run()
+        # interleave candidate and reference so clock drift hits both alike
+        t_k, t_r = [], []
+        for _ in range(3):
+            t_k.append(median_time(run, args.reps // 3 + 1)[0])
+            t_r.append(median_time(ref, args.reps // 3 + 1)[0])
+        tk, tr = sorted(t_k)[1], sorted(t_r)[1]
+        rows.append((label or body, ok, err, getattr(fn, 'num_regs', -1), tk, tr))
+        print(f"{label or body}: ok={ok} err={err:.1e} regs={getattr(fn, 'num_regs', -1)} "
+              f"local={getattr(fn, 'local_size_bytes', -1)} {tk:.1f} us ({prob.figure(tk)}) "
+              f"ref {tr:.1f} us -> {100 * tr / tk:.1f}%  spread {min(t_k):.1f}-{max(t_k):.1f}",
+              flush=True)
+    print("\nvariant | ok | regs | us | % of reference")
+    for label, ok, err, regs, tk, tr in rows:
+        pct = f"{100 * tr / tk:.1f}%" if tk else "-"
+        print(f"{label} | {ok} | {regs} | {tk:.1f} | {pct}")
+    sys.exit(0 if all(r[1] for r in rows) else 1)
+
+
+if __name__ == "__main__":
+    main()
