@@ -203,9 +203,12 @@ int main(int argc, char** argv) {
       Add("matmul 4096^3 best vs cuBLAS",
           absl::StrFormat("%.1f%% (%.1f TFLOP/s)", best_percent(*m4k), tflops), ">= 90% (60% first)",
           best_percent(*m4k) >= 90);
+      // 8192^3 is where 4096^3's best stay best (a full sweep there would take minutes); the odd
+      // and skinny shapes pick different kernels, so they get a full sweep of their own.
       for (Shape shape : {Shape{8192, 8192, 8192}, Shape{4097, 1023, 777}, Shape{8192, 64, 8192}}) {
-        std::string label = "matmul " + FormatShape(shape) + " (top 24 of 4096^3)";
-        auto r = sweep(label, matmul, shape, Top(*m4k, 24));
+        const bool full = shape[0] * shape[1] * shape[2] < int64_t{1} << 35;
+        std::string label = "matmul " + FormatShape(shape) + (full ? "" : " (top 24 of 4096^3)");
+        auto r = sweep(label, matmul, shape, full ? std::vector<Params>{} : Top(*m4k, 24));
         if (r) {
           Add("matmul " + FormatShape(shape) + " best vs cuBLAS",
               absl::StrFormat("%.1f%% (%.1f TFLOP/s)", best_percent(*r),
