@@ -35,9 +35,9 @@ def parse_params(text):
     return params
 
 
-def compile_kernel(src, params, arch):
+def compile_kernel(src, params, arch, extra=()):
     opts = tuple(f"-DCT_{k.upper()}={v}" for k, v in sorted(params.items()))
-    opts += ("-std=c++17",)
+    opts += ("-std=c++17",) + tuple(extra)
     del arch  # CuPy compiles for the current device
     mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
     fn = mod.get_function("cutune_kernel")
@@ -149,7 +149,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("family", choices=["transpose", "matmul"])
     ap.add_argument("shape")
-    ap.add_argument("variants", nargs="+", help="k=v,... parameter sets; NAME:k=v,... to label")
+    ap.add_argument("variants", nargs="+",
+                    help="k=v,... parameter sets; NAME:k=v,... to label; |OPT OPT for NVRTC options")
     ap.add_argument("--src", help="kernel source (default kernels/<family>.cu)")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--arch", default="sm_90")
@@ -168,9 +169,10 @@ def main():
     rows = []
     for text in args.variants:
         label, _, body = text.rpartition(":")
+        body, _, extra = body.partition("|")
         params = parse_params(body)
         try:
-            fn = compile_kernel(src, params, args.arch)
+            fn = compile_kernel(src, params, args.arch, extra.split())
         except Exception as e:  # a variant that does not compile is reported, not fatal
             print(f"{label or body}: compile failed: {str(e).splitlines()[0]}")
             continue

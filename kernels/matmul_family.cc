@@ -36,7 +36,7 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"pad", {0, 4}, "floats of padding per shared-memory row"},
                 {"db", {0, 1}, "double-buffered shared memory with register prefetch"},
                 {"warp", {0, 1}, "warps as 4x8 blocks of thread tiles, columns spread"},
-                {"minb", {0, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
+                {"minb", {0, 1, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
                 {"stages", {0, 2, 3, 4},
                  "cp.async shared-memory pipeline depth (0: stage through registers, see db)"},
             },
@@ -47,10 +47,14 @@ class MatmulFamilyImpl final : public KernelFamily {
                  }},
                 {"tm x tn <= 128 accumulators per thread (more spill)",
                  [](const Params& p) { return Get(p, "tm") * Get(p, "tn") <= 128; }},
-                {"128-accumulator thread tiles (tm x tn = 128): at most 256 threads, minb=0",
+                {"128-accumulator thread tiles (tm x tn = 128): at most 256 threads, minb 0 or 1",
                  [](const Params& p) {
                    return Get(p, "tm") * Get(p, "tn") < 128 ||
-                          (Threads(p) <= 256 && Get(p, "minb") == 0);
+                          (Threads(p) <= 256 && Get(p, "minb") <= 1);
+                 }},
+                {"minb=1 only for 128-accumulator thread tiles (others fit 2 blocks per SM)",
+                 [](const Params& p) {
+                   return Get(p, "minb") != 1 || Get(p, "tm") * Get(p, "tn") == 128;
                  }},
                 {"16-wide thread tiles (tm or tn = 16) with warp tiling (warp=1)",
                  [](const Params& p) {
@@ -107,7 +111,7 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 3; }
+  int space_version() const override { return 4; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
