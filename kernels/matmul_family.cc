@@ -47,10 +47,11 @@ class MatmulFamilyImpl final : public KernelFamily {
                  }},
                 {"tm x tn <= 128 accumulators per thread (more spill)",
                  [](const Params& p) { return Get(p, "tm") * Get(p, "tn") <= 128; }},
-                {"128-accumulator thread tiles (tm x tn = 128): at most 256 threads, minb 0 or 1",
+                {"128-accumulator thread tiles (tm x tn = 128): bk=8, at most 256 threads, minb <= 1 "
+                 "(bk=16 needs more than 255 registers)",
                  [](const Params& p) {
                    return Get(p, "tm") * Get(p, "tn") < 128 ||
-                          (Threads(p) <= 256 && Get(p, "minb") <= 1);
+                          (Get(p, "bk") == 8 && Threads(p) <= 256 && Get(p, "minb") <= 1);
                  }},
                 {"minb=1 only for 128-accumulator thread tiles (others fit 2 blocks per SM)",
                  [](const Params& p) {

@@ -56,7 +56,7 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
   }
   // The sweep-speed target is 400 transpose candidates; matmul stays a few hundred.
   EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 423u);
-  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 780u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 760u);
   EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
               ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
   EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
