@@ -261,6 +261,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
         seen = job->version;
         if (job->finished()) {
           if (job->state != JobState::kSucceeded) {
+            context->AddTrailingMetadata(std::string(kJobIdTrailer), job->id);
             return {grpc::StatusCode::ABORTED,
                     absl::StrCat("tuning job ", job->id, " ended ", std::string(JobStateName(job->state)), ": ",
                                  job->error)};
@@ -269,6 +270,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
           break;
         }
         if (context->IsCancelled() || std::chrono::system_clock::now() >= answer_by) {
+          context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
           return {grpc::StatusCode::DEADLINE_EXCEEDED,
                   absl::StrCat("still tuning; job ", submitted->first,
                                " goes on: watch it or ask again later")};

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "cutune/v1/cutune.grpc.pb.h"
 #include "server/compiler/pool.h"
@@ -15,6 +16,10 @@
 namespace cutune::service {
 
 namespace pb = ::cutune::v1;
+
+// Trailing metadata key on a WAIT_FOR_TUNING call that ends without an answer (DEADLINE_EXCEEDED
+// while the job goes on, ABORTED when it failed or was cancelled): the job's id, for machines.
+inline constexpr std::string_view kJobIdTrailer = "cutune-job-id";
 
 class TunerService final : public pb::Tuner::Service {
  public:

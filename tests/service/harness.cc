@@ -108,6 +108,14 @@ std::unique_ptr<grpc::ClientContext> Context(std::chrono::milliseconds deadline,
   return context;
 }
 
+std::vector<std::string> TrailerValues(const grpc::ClientContext& context, std::string_view key) {
+  std::vector<std::string> values;
+  auto [begin, end] = context.GetServerTrailingMetadata().equal_range(
+      grpc::string_ref(key.data(), key.size()));
+  for (auto it = begin; it != end; ++it) values.emplace_back(it->second.data(), it->second.size());
+  return values;
+}
+
 pb::JobProgress WaitForJob(pb::Tuner::Stub& stub, const std::string& job_id,
                            std::chrono::seconds timeout, std::vector<pb::JobProgress>* seen) {
   auto context = Context(timeout);

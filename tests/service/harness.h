@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cutune/v1/cutune.grpc.pb.h"
@@ -115,6 +116,9 @@ pb::StartTuningRequest SmallJob(int64_t rows_dim, int64_t cols_dim,
 // A client context with a deadline, and optionally a bearer token.
 std::unique_ptr<grpc::ClientContext> Context(std::chrono::milliseconds deadline = std::chrono::seconds(30),
                                              const std::string& token = "");
+
+// The values of one key in the server's trailing metadata of a finished call.
+std::vector<std::string> TrailerValues(const grpc::ClientContext& context, std::string_view key);
 
 // Streams WatchJob until the job ends; every message seen is appended to `seen` when given.
 pb::JobProgress WaitForJob(pb::Tuner::Stub& stub, const std::string& job_id,

@@ -13,6 +13,7 @@
 namespace cutune::service::testing {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -378,14 +379,15 @@ TEST(JobsTest, WaitForTuningPastTheDeadlineLeavesTheJobRunning) {
   SeedInterruptedSweep(server.store(), {2048, 2048}, 8);
   pb::Tuner::Stub& stub = server.stub();
   pb::GetBestConfigResponse answer;
-  const grpc::Status status =
-      stub.GetBestConfig(Context(std::chrono::milliseconds(1500)).get(),
-                         Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
+  auto context = Context(std::chrono::milliseconds(1500));
+  const grpc::Status status = stub.GetBestConfig(
+      context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
   EXPECT_THAT(status, HasStatus(grpc::StatusCode::DEADLINE_EXCEEDED, "still tuning; job job-"));
   pb::ListJobsResponse jobs;
   ASSERT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
   ASSERT_THAT(jobs.jobs(), SizeIs(1));
   EXPECT_EQ(jobs.jobs(0).state(), pb::JobProgress::RUNNING);
+  EXPECT_THAT(TrailerValues(*context, kJobIdTrailer), ElementsAre(jobs.jobs(0).job_id()));
   Cancel(stub, jobs.jobs(0).job_id());
 }
 
@@ -395,11 +397,11 @@ TEST(JobsTest, WaitForTuningIsAbortedWhenTheJobIsCancelled) {
   SeedInterruptedSweep(server.store(), {2048, 2048}, 8);
   pb::Tuner::Stub& stub = server.stub();
   grpc::Status status;
+  auto context = Context(std::chrono::seconds(30));
   std::thread waiter([&] {
     pb::GetBestConfigResponse answer;
-    status = stub.GetBestConfig(Context(std::chrono::seconds(30)).get(),
-                                Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING),
-                                &answer);
+    status = stub.GetBestConfig(
+        context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
   });
   std::string id;
   ASSERT_TRUE(WaitUntil([&] {
@@ -412,6 +414,7 @@ TEST(JobsTest, WaitForTuningIsAbortedWhenTheJobIsCancelled) {
   Cancel(stub, id);
   waiter.join();
   EXPECT_THAT(status, HasStatus(grpc::StatusCode::ABORTED, "tuning job " + id + " ended cancelled"));
+  EXPECT_THAT(TrailerValues(*context, kJobIdTrailer), ElementsAre(id));
 }
 
 }  // namespace
