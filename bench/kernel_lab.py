@@ -3,8 +3,8 @@
 
 The GPU host has CuPy and NVRTC but no gRPC; this script lets one device call try many variants
 of a kernel source (a parameter set, or an edited copy of the .cu file) against the same
-references the worker uses: device-to-device copy for transpose, cuBLAS SGEMM (CuPy's matmul,
-CUPY_TF32 unset: no tensor cores) for matmul. It is for kernel work (bench/results/kernel-notes.md);
+references the worker uses: device-to-device copy for transpose, cublasSgemm itself (default
+math mode: no tensor cores) for matmul. It is for kernel work (bench/results/kernel-notes.md);
 the product measures through cutune-worker.
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
@@ -35,10 +35,9 @@ def parse_params(text):
     return params
 
 
-def compile_kernel(src, params, arch, extra=()):
+def compile_kernel(src, params, extra=()):
     opts = tuple(f"-DCT_{k.upper()}={v}" for k, v in sorted(params.items()))
-    opts += ("-std=c++17",) + tuple(extra)
-    del arch  # CuPy compiles for the current device
+    opts += ("-std=c++17",) + tuple(extra)  # CuPy compiles for the current device
     mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
     fn = mod.get_function("cutune_kernel")
     return fn
@@ -67,8 +66,6 @@ class Transpose:
 
     def launch(self, fn, p):
         tile, rows, vec = p.get("tile", 32), p.get("rows", 32), p.get("vec", 1)
-        group = p.get("group", 1)
-        del group
         if p.get("smem", 1) == 0:
             block = (tile, rows, 1)
         else:
@@ -153,7 +150,6 @@ def main():
                     help="k=v,... parameter sets; NAME:k=v,... to label; |OPT OPT for NVRTC options")
     ap.add_argument("--src", help="kernel source (default kernels/<family>.cu)")
     ap.add_argument("--reps", type=int, default=30)
-    ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--profile", action="store_true", help="one extra launch per variant, for ncu")
     args = ap.parse_args()
 
@@ -172,7 +168,7 @@ def main():
         body, _, extra = body.partition("|")
         params = parse_params(body)
         try:
-            fn = compile_kernel(src, params, args.arch, extra.split())
+            fn = compile_kernel(src, params, extra.split())
         except Exception as e:  # a variant that does not compile is reported, not fatal
             print(f"{label or body}: compile failed: {str(e).splitlines()[0]}")
             continue

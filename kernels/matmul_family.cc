@@ -53,7 +53,7 @@ class MatmulFamilyImpl final : public KernelFamily {
                    return Get(p, "tm") * Get(p, "tn") < 128 ||
                           (Get(p, "bk") == 8 && Threads(p) <= 256 && Get(p, "minb") <= 1);
                  }},
-                {"minb=1 only for 128-accumulator thread tiles (others fit 2 blocks per SM)",
+                {"minb=1 only for 128-accumulator thread tiles (elsewhere minb 0 or 2 covers it)",
                  [](const Params& p) {
                    return Get(p, "minb") != 1 || Get(p, "tm") * Get(p, "tn") == 128;
                  }},

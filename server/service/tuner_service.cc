@@ -257,7 +257,10 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
         auto deadline = std::chrono::steady_clock::now() +
                         std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(1));
         auto job = jobs_.WaitForChange(submitted->first, seen, deadline);
-        if (!job.ok()) return ToGrpc(job.status());
+        if (!job.ok()) {
+          context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
+          return ToGrpc(job.status());
+        }
         seen = job->version;
         if (job->finished()) {
           if (job->state != JobState::kSucceeded) {

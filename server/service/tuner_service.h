@@ -17,8 +17,9 @@ namespace cutune::service {
 
 namespace pb = ::cutune::v1;
 
-// Trailing metadata key on a WAIT_FOR_TUNING call that ends without an answer (DEADLINE_EXCEEDED
-// while the job goes on, ABORTED when it failed or was cancelled): the job's id, for machines.
+// Trailing metadata key on a WAIT_FOR_TUNING call that ends without an answer after its job was
+// queued (DEADLINE_EXCEEDED while the job goes on, ABORTED when it failed or was cancelled, or
+// the server's own error): the job's id, for machines.
 inline constexpr std::string_view kJobIdTrailer = "cutune-job-id";
 
 class TunerService final : public pb::Tuner::Service {
