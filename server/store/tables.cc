@@ -342,6 +342,37 @@ absl::Status CheckFamily(const std::string& family, const std::string& path,
   return absl::OkStatus();
 }
 
+// What a winner and a sweep entry are both about: family, dtype, shape and provenance.
+struct ProblemFields {
+  std::string family;
+  DType dtype = DType::kF32;
+  Shape shape;
+  Provenance provenance;
+};
+
+absl::StatusOr<ProblemFields> GetProblemFields(const Json& e, const std::string& path,
+                                               const std::set<std::string>& known_families) {
+  ProblemFields out;
+  absl::StatusOr<std::string> family = GetString(e, path, "family", true);
+  if (!family.ok()) return family.status();
+  if (absl::Status s = CheckFamily(*family, path, known_families); !s.ok()) return s;
+  out.family = *family;
+  absl::StatusOr<std::string> dtype_name = GetString(e, path, "dtype", true);
+  if (!dtype_name.ok()) return dtype_name.status();
+  absl::StatusOr<DType> dtype = ParseDType(*dtype_name);
+  if (!dtype.ok() || DTypeName(*dtype) != *dtype_name) {
+    return Bad(path + "/dtype", absl::StrCat("unsupported dtype \"", *dtype_name, "\" (f32)"));
+  }
+  out.dtype = *dtype;
+  absl::StatusOr<Shape> shape = GetShape(e, path);
+  if (!shape.ok()) return shape.status();
+  out.shape = *std::move(shape);
+  absl::StatusOr<Provenance> prov = GetProvenance(e, path);
+  if (!prov.ok()) return prov.status();
+  out.provenance = *std::move(prov);
+  return out;
+}
+
 // Parses JSON text, rejecting objects that repeat a key (nlohmann would keep the last one
 // silently) and reporting syntax errors by line and column.
 absl::StatusOr<Json> ParseJson(std::string_view text) {
@@ -570,23 +601,12 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       }
       Winner w;
       w.device = model;
-      absl::StatusOr<std::string> family = GetString(e, wp, "family", true);
-      if (!family.ok()) return family.status();
-      if (absl::Status s = CheckFamily(*family, wp, known_families); !s.ok()) return s;
-      w.family = *family;
-      absl::StatusOr<std::string> dtype_name = GetString(e, wp, "dtype", true);
-      if (!dtype_name.ok()) return dtype_name.status();
-      absl::StatusOr<DType> dtype = ParseDType(*dtype_name);
-      if (!dtype.ok() || DTypeName(*dtype) != *dtype_name) {
-        return Bad(wp + "/dtype", absl::StrCat("unsupported dtype \"", *dtype_name, "\" (f32)"));
-      }
-      w.dtype = *dtype;
-      absl::StatusOr<Shape> shape = GetShape(e, wp);
-      if (!shape.ok()) return shape.status();
-      w.shape = *std::move(shape);
-      absl::StatusOr<Provenance> prov = GetProvenance(e, wp);
-      if (!prov.ok()) return prov.status();
-      w.provenance = *std::move(prov);
+      absl::StatusOr<ProblemFields> problem = GetProblemFields(e, wp, known_families);
+      if (!problem.ok()) return problem.status();
+      w.family = std::move(problem->family);
+      w.dtype = problem->dtype;
+      w.shape = std::move(problem->shape);
+      w.provenance = std::move(problem->provenance);
       absl::StatusOr<Measurement> m = GetMeasurement(e, wp, /*has_outcome=*/false);
       if (!m.ok()) return m.status();
       w.measurement = *std::move(m);
@@ -627,23 +647,12 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       SweepWithRows sweep;
       SweepInfo& info = sweep.info;
       info.device_model = model.name;
-      absl::StatusOr<std::string> family = GetString(e, sp, "family", true);
-      if (!family.ok()) return family.status();
-      if (absl::Status s = CheckFamily(*family, sp, known_families); !s.ok()) return s;
-      info.family = *family;
-      absl::StatusOr<std::string> dtype_name = GetString(e, sp, "dtype", true);
-      if (!dtype_name.ok()) return dtype_name.status();
-      absl::StatusOr<DType> dtype = ParseDType(*dtype_name);
-      if (!dtype.ok() || DTypeName(*dtype) != *dtype_name) {
-        return Bad(sp + "/dtype", absl::StrCat("unsupported dtype \"", *dtype_name, "\" (f32)"));
-      }
-      info.dtype = *dtype;
-      absl::StatusOr<Shape> shape = GetShape(e, sp);
-      if (!shape.ok()) return shape.status();
-      info.shape = *std::move(shape);
-      absl::StatusOr<Provenance> prov = GetProvenance(e, sp);
-      if (!prov.ok()) return prov.status();
-      info.provenance = *std::move(prov);
+      absl::StatusOr<ProblemFields> problem = GetProblemFields(e, sp, known_families);
+      if (!problem.ok()) return problem.status();
+      info.family = std::move(problem->family);
+      info.dtype = problem->dtype;
+      info.shape = std::move(problem->shape);
+      info.provenance = std::move(problem->provenance);
       absl::StatusOr<std::string> status_name = GetString(e, sp, "status", true);
       if (!status_name.ok()) return status_name.status();
       absl::StatusOr<SweepStatus> status = ParseSweepStatus(*status_name);
