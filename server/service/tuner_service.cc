@@ -205,6 +205,36 @@ grpc::Status TunerService::ListFamilies(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+absl::Status TunerService::AwaitJob(const grpc::ServerContext& context,
+                                    const std::string& job_id) {
+  uint64_t seen = 0;
+  // Answer a little before the caller's deadline: at the deadline itself the client has
+  // already given up with its own DEADLINE_EXCEEDED and never learns the job id.
+  const auto answer_by = context.deadline() - std::chrono::milliseconds(100);
+  while (true) {
+    // Wake once a second to notice the caller's departure.
+    const auto left = std::max(std::chrono::system_clock::duration::zero(),
+                               answer_by - std::chrono::system_clock::now());
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(1));
+    auto job = jobs_.WaitForChange(job_id, seen, deadline);
+    if (!job.ok()) return job.status();
+    seen = job->version;
+    if (job->finished()) {
+      if (job->state != JobState::kSucceeded) {
+        return absl::AbortedError(absl::StrCat("tuning job ", job->id, " ended ",
+                                               std::string(JobStateName(job->state)), ": ",
+                                               job->error));
+      }
+      return absl::OkStatus();
+    }
+    if (context.IsCancelled() || std::chrono::system_clock::now() >= answer_by) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("still tuning; job ", job_id, " goes on: watch it or ask again later"));
+    }
+  }
+}
+
 grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
                                          const pb::GetBestConfigRequest* request,
                                          pb::GetBestConfigResponse* response) {
@@ -246,39 +276,11 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     if (!submitted.ok()) return ToGrpc(submitted.status());
     response->set_job_id(submitted->first);
     if (request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING) {
-      uint64_t seen = 0;
-      // Answer a little before the caller's deadline: at the deadline itself the client has
-      // already given up with its own DEADLINE_EXCEEDED and never learns the job id.
-      const auto answer_by = context->deadline() - std::chrono::milliseconds(100);
-      while (true) {
-        // Wake once a second to notice the caller's departure.
-        const auto left = std::max(std::chrono::system_clock::duration::zero(),
-                                   answer_by - std::chrono::system_clock::now());
-        auto deadline = std::chrono::steady_clock::now() +
-                        std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(1));
-        auto job = jobs_.WaitForChange(submitted->first, seen, deadline);
-        if (!job.ok()) {
-          context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
-          return ToGrpc(job.status());
-        }
-        seen = job->version;
-        if (job->finished()) {
-          if (job->state != JobState::kSucceeded) {
-            context->AddTrailingMetadata(std::string(kJobIdTrailer), job->id);
-            return {grpc::StatusCode::ABORTED,
-                    absl::StrCat("tuning job ", job->id, " ended ", std::string(JobStateName(job->state)), ": ",
-                                 job->error)};
-          }
-          found = store_.Lookup(query);
-          break;
-        }
-        if (context->IsCancelled() || std::chrono::system_clock::now() >= answer_by) {
-          context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
-          return {grpc::StatusCode::DEADLINE_EXCEEDED,
-                  absl::StrCat("still tuning; job ", submitted->first,
-                               " goes on: watch it or ask again later")};
-        }
+      if (absl::Status s = AwaitJob(*context, submitted->first); !s.ok()) {
+        context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
+        return ToGrpc(s);
       }
+      found = store_.Lookup(query);
     }
   }
 

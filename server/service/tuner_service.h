@@ -51,6 +51,9 @@ class TunerService final : public pb::Tuner::Service {
  private:
   struct Target;  // the device a request resolves to
   absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
+  // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until
+  // shortly before the caller's deadline (DEADLINE_EXCEEDED; the job goes on).
+  absl::Status AwaitJob(const grpc::ServerContext& context, const std::string& job_id);
 
   store::Store& store_;
   JobManager& jobs_;
