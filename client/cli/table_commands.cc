@@ -2,7 +2,6 @@
 // through the daemon; diff is local and needs no daemon.
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -10,19 +9,12 @@
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
 #include "client/cli/render.h"
+#include "server/core/files.h"
 #include "server/core/strings.h"
 #include "server/store/tables.h"
 
 namespace cutune::cli {
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A table file that is missing or malformed is a failed request (1), not a usage error: the
 // command line was fine, the file was not.

@@ -1,13 +1,12 @@
 #include "client/lib/connection.h"
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
+#include "server/core/files.h"
 
 namespace cutune::client {
 namespace {
@@ -18,11 +17,11 @@ std::string FromEnv(const char* name) {
 }
 
 absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", text.status().message()));
+  }
+  return text;
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> Credentials(

@@ -5,9 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 #include "CLI/CLI.hpp"
@@ -22,6 +20,7 @@
 #include "kernels/family.h"
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
+#include "server/core/files.h"
 #include "server/service/job_manager.h"
 #include "server/service/tuner_service.h"
 #include "server/store/store.h"
@@ -50,14 +49,6 @@ struct Flags {
 bool IsLocalAddress(const std::string& address) {
   return absl::StartsWith(address, "unix:") || absl::StartsWith(address, "127.") ||
          absl::StartsWith(address, "localhost:") || absl::StartsWith(address, "[::1]:");
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read '", path, "'"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags& flags) {
