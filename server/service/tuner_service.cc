@@ -13,9 +13,6 @@
 namespace cutune::service {
 namespace {
 
-// Spaces larger than this are refused rather than queued for hours.
-constexpr uint64_t kMaxSpaceSize = 1'000'000;
-
 struct ValidProblem {
   const kernels::KernelFamily* family = nullptr;
   Shape shape;
@@ -352,10 +349,10 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   }
   auto narrowed = spec.family->default_space().Narrow(spec.space);
   if (!narrowed.ok()) return ToGrpc(narrowed.status());
-  if (narrowed->CartesianSize() > kMaxSpaceSize) {
+  if (narrowed->CartesianSize() > kMaxSpaceCombinations) {
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             absl::StrCat("space of ", narrowed->CartesianSize(), " combinations is larger than ",
-                         kMaxSpaceSize, "; narrow it")};
+                         kMaxSpaceCombinations, "; narrow it")};
   }
   spec.seed = request->seed() ? request->seed() : 1;
   spec.idempotency_key = request->idempotency_key();

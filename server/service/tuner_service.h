@@ -4,6 +4,7 @@
 // the sync server's thread pool absorbs without the timer machinery callback reactors would need.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string_view>
 
@@ -21,6 +22,11 @@ namespace pb = ::cutune::v1;
 // queued (DEADLINE_EXCEEDED while the job goes on, ABORTED when it failed or was cancelled, or
 // the server's own error): the job's id, for machines.
 inline constexpr std::string_view kJobIdTrailer = "cutune-job-id";
+
+// Sweep spaces with more combinations than this are refused (RESOURCE_EXHAUSTED) rather than
+// enumerated: a sweep walks every combination to find the valid ones (about 1 s per million on
+// one core). Requests can only narrow a family's default space, which must fit (tested).
+inline constexpr uint64_t kMaxSpaceCombinations = 4'000'000;
 
 class TunerService final : public pb::Tuner::Service {
  public:

@@ -197,6 +197,14 @@ TEST(RpcTest, NotFoundForUnknownFamilyDeviceAndJob) {
               HasStatus(grpc::StatusCode::NOT_FOUND, "no job 'job-999999-0000'"));
 }
 
+TEST(RpcTest, EveryFamilysDefaultSpaceFitsTheSweepLimit) {
+  // A request can only narrow a family's space, so the default one must be accepted as it is.
+  for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
+    EXPECT_LE(family->default_space().CartesianSize(), kMaxSpaceCombinations)
+        << family->name();
+  }
+}
+
 TEST(RpcTest, ResourceExhaustedForAProblemLargerThanTheGpusMemory) {
   // Shapes are capped at 2^31 elements per matrix, so only a GPU smaller than the largest valid
   // problem (transpose: 3 x 8 GiB) can be too small; this one has 1 GiB.
