@@ -37,6 +37,8 @@ def parse_params(text):
 
 def compile_kernel(src, params, extra=()):
     opts = tuple(f"-DCT_{k.upper()}={v}" for k, v in sorted(params.items()))
+    if params.get("ptxo") == 1:  # as the matmul family does
+        opts += ("--ptxas-options=-O1",)
     opts += ("-std=c++17",) + tuple(extra)  # CuPy compiles for the current device
     mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
     fn = mod.get_function("cutune_kernel")

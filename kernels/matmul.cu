@@ -9,6 +9,9 @@
 //   CT_PAD               floats of padding per shared-memory row (0 or 4: keeps float4 alignment)
 //   CT_DB                1: double-buffered shared memory, next tile prefetched into registers
 //                        during the current tile's math (one barrier per K step)
+//   CT_ILOOP             1 (with CT_DB): blocks wholly inside the matrices run a loop of their own
+//                        whose global loads go through per-thread pointers stepped each K step
+//                        (no bounds checks, no branches in the loop body); 0: one loop for all
 //   CT_WARP              0: threads row-major over the thread grid; 1: each warp a 4x8 block of
 //                        thread tiles and, when TN % 4 == 0, each thread's columns in float4
 //                        groups BN/(TN/4) apart (conflict-free shared loads of B)
@@ -18,10 +21,11 @@
 //                        (sm_80+; plain loads before): A element by element into the transposed
 //                        tile (4-byte copies), B 16 bytes at a time where N % 4 == 0, aligned and
 //                        in bounds, else 4-byte copies; out-of-bounds elements are zero-filled
-// Blocks whose C tile lies wholly inside C (and whose A/B rows allow float4 where VEC=4) load every
-// K step but a partial last one through precomputed per-thread offsets with no bounds checks; the
-// checked loads above serve the edges. This halved the non-FFMA instructions of the main loop
-// (ncu, H200: +5% at 4096^3; bench/results/kernel-notes.md).
+// Fast path: blocks whose C tile lies wholly inside C, with float4-aligned A and B rows where VEC=4
+// (for cp.async: B only), load every K step but a partial last one without bounds checks, through
+// precomputed per-thread offsets (or, with ILOOP=1, pointers); the checked loads above serve the
+// edges. This halved the non-FFMA instructions of the main loop (ncu, H200: +5% at 4096^3;
+// bench/results/kernel-notes.md). The db=0 register-staged path keeps the seed's checked loads.
 // Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
 // (STAGES ? STAGES : DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
@@ -57,6 +61,9 @@
 #ifndef CT_WARP
 #define CT_WARP 0
 #endif
+#ifndef CT_ILOOP
+#define CT_ILOOP 0
+#endif
 #ifndef CT_MINB
 #define CT_MINB 0
 #endif
@@ -83,6 +90,9 @@
 #error "warp tiling needs a thread grid of whole 4x8 warp blocks"
 #endif
 #define CT_SPREAD (CT_WARP && CT_TN % 4 == 0)
+#if CT_ILOOP && !CT_DB
+#error "CT_ILOOP needs CT_DB=1"
+#endif
 #if CT_STAGES != 0 && (CT_STAGES < 2 || !CT_AT || CT_DB || CT_VEC != 4)
 #error "CT_STAGES (2..4) needs CT_AT=1, CT_VEC=4 and CT_DB=0"
 #endif
@@ -178,6 +188,7 @@ __device__ __forceinline__ void LoadTiles(const float* __restrict__ A, const flo
 }
 
 // Offsets (in floats) of this thread's chunks from the tile origin: A at (m0, k0), B at (k0, n0).
+// Computed unsigned: they wrap harmlessly in blocks that never use them (OffsetsFitInt).
 struct ChunkOffsets {
   int a[kAPerThread];
   int b[kBPerThread];
@@ -188,16 +199,19 @@ __device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K) 
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
     const int idx = tid + p * CT_THREADS;
-    o.a[p] = (idx / (CT_BK / CT_VEC)) * K + (idx % (CT_BK / CT_VEC)) * CT_VEC;
+    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BK / CT_VEC)) * K +
+                             (idx % (CT_BK / CT_VEC)) * CT_VEC);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     const int idx = tid + p * CT_THREADS;
-    o.b[p] = (idx / (CT_BN / CT_VEC)) * N + (idx % (CT_BN / CT_VEC)) * CT_VEC;
+    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BN / CT_VEC)) * N +
+                             (idx % (CT_BN / CT_VEC)) * CT_VEC);
   }
   return o;
 }
 
+#if !CT_ILOOP
 // Global -> registers for a tile pair wholly inside the matrices (and 16-byte aligned where
 // VEC=4): no bounds checks, one load per chunk at a precomputed offset.
 __device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_tile,
@@ -226,6 +240,55 @@ __device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_ti
     }
   }
 }
+
+#else
+// Pointers to this thread's chunks of the next tile pair (ILOOP=1), stepped one K step per load.
+struct ChunkPtrs {
+  const float* a[kAPerThread];
+  const float* b[kBPerThread];
+};
+
+__device__ __forceinline__ ChunkPtrs MakeChunkPtrs(const float* a_tile, const float* b_tile,
+                                                   int tid, int N, int K) {
+  const ChunkOffsets o = MakeChunkOffsets(tid, N, K);
+  ChunkPtrs q;
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) q.a[p] = a_tile + o.a[p];
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) q.b[p] = b_tile + o.b[p];
+  return q;
+}
+
+// LoadTilesInterior through the pointers, which then move on by one K step (b_step = BK * N).
+__device__ __forceinline__ void LoadTilesStepped(int tid, long long b_step, ChunkPtrs& q,
+                                                 Staging& s) {
+#pragma unroll
+  for (int p = 0; p < kAPerThread; ++p) {
+    if (kAChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kAChunks) {
+#if CT_VEC == 4
+      const float4 x = *reinterpret_cast<const float4*>(q.a[p]);
+      s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
+#else
+      s.a[p][0] = *q.a[p];
+#endif
+    }
+    q.a[p] += CT_BK;
+  }
+#pragma unroll
+  for (int p = 0; p < kBPerThread; ++p) {
+    if (kBChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kBChunks) {
+#if CT_VEC == 4
+      const float4 x = *reinterpret_cast<const float4*>(q.b[p]);
+      s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
+#else
+      s.b[p][0] = *q.b[p];
+#endif
+    }
+    q.b[p] += b_step;
+  }
+}
+
+#endif  // CT_ILOOP
 
 // Registers -> one shared-memory stage.
 __device__ __forceinline__ void StoreTiles(float* __restrict__ stage, int tid, const Staging& s) {
@@ -309,6 +372,12 @@ __device__ __forceinline__ void ComputeTile(const float* __restrict__ stage, int
 
 __device__ __forceinline__ bool Aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
+}
+
+// The fast path's per-thread offsets (row * K within an A tile, row * N within a B tile) fit int.
+__device__ __forceinline__ bool OffsetsFitInt(int N, int K) {
+  return static_cast<long long>(CT_BM) * K <= 0x7fffffff &&
+         static_cast<long long>(CT_BK) * N <= 0x7fffffff;
 }
 
 #if CT_STAGES
@@ -406,12 +475,12 @@ __device__ __forceinline__ CopyOffsets MakeCopyOffsets(int tid, int N, int K) {
 #pragma unroll
   for (int p = 0; p < kAElemsPerThread; ++p) {
     const int idx = tid + p * CT_THREADS;
-    o.a[p] = (idx / CT_BK) * K + idx % CT_BK;
+    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / CT_BK) * K + idx % CT_BK);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     const int idx = tid + p * CT_THREADS;
-    o.b[p] = (idx / (CT_BN / 4)) * N + (idx % (CT_BN / 4)) * 4;
+    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BN / 4)) * N + (idx % (CT_BN / 4)) * 4);
   }
   return o;
 }
@@ -485,7 +554,7 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
   // Blocks whose tiles lie wholly inside the matrices copy without bounds checks until the
   // last, partial K step.
-  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && b_vec;
+  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && b_vec && OffsetsFitInt(N, K);
   const CopyOffsets offsets = MakeCopyOffsets(tid, N, K);
   const float* a_tile = A + static_cast<long long>(m0) * K;
   const float* b_tile = B + n0;
@@ -516,11 +585,38 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 #if CT_DB
   // Blocks whose tiles lie wholly inside the matrices load without bounds checks until the last,
   // partial K step.
-  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && (CT_VEC == 1 || (a_vec && b_vec));
-  const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
+  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N &&
+                        (CT_VEC == 1 || (a_vec && b_vec)) && OffsetsFitInt(N, K);
   const float* a_tile = A + static_cast<long long>(m0) * K;
   const float* b_tile = B + n0;
   int stage = 0;
+#if CT_ILOOP
+  int step = 0;
+  if (interior) {
+    // Every step but the last two loads a whole next tile: one basic block per step, the global
+    // loads through pointers (ptxas -O1 keeps them at the top of it; kernel-notes.md).
+    ChunkPtrs q = MakeChunkPtrs(a_tile + CT_BK, b_tile + static_cast<long long>(CT_BK) * N, tid,
+                                N, K);
+    const long long b_step = static_cast<long long>(CT_BK) * N;
+    for (const int fast_steps = K / CT_BK - 1; step < fast_steps; ++step) {
+      LoadTilesStepped(tid, b_step, q, staging);
+      ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
+      StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+      __syncthreads();
+      stage ^= 1;
+    }
+  }
+  // Edge blocks, and the last steps of interior ones: checked loads.
+  for (; step < steps; ++step) {
+    const bool more = step + 1 < steps;
+    if (more) LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
+    ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
+    if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+    __syncthreads();
+    stage ^= 1;
+  }
+#else
+  const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
   for (int step = 0; step < steps; ++step) {
     const bool more = step + 1 < steps;
     const int k_next = (step + 1) * CT_BK;
@@ -539,6 +635,7 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
     __syncthreads();
     stage ^= 1;
   }
+#endif  // CT_ILOOP
 #else
   for (int step = 0; step < steps; ++step) {
     ComputeTile(smem, trow, tcol, acc);

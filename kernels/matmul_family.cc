@@ -39,6 +39,9 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"minb", {0, 1, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
                 {"stages", {0, 2, 3, 4},
                  "cp.async shared-memory pipeline depth (0: stage through registers, see db)"},
+                {"iloop", {0, 1},
+                 "interior blocks run a loop of their own with pointer-stepped loads (db=1)"},
+                {"ptxo", {3, 1}, "ptxas optimization level (-O3 default, -O1)"},
             },
             {
                 {"bm % tm == 0 and bn % tn == 0",
@@ -104,6 +107,18 @@ class MatmulFamilyImpl final : public KernelFamily {
                  }},
                 {"minb x threads <= 512 (more caps registers below 128 per thread)",
                  [](const Params& p) { return Get(p, "minb") * Threads(p) <= 512; }},
+                // H200, kernel-notes.md: +3.5% at 4096^3 and 8192^3 for the 128x256, 16x8 winner
+                // with ptxo=1; 20% slower on the 64x64x32, 8x4 tile that wins 8192x64x8192.
+                {"iloop=1 only with db=1 and tm x tn >= 64 (slower on smaller thread tiles)",
+                 [](const Params& p) {
+                   return Get(p, "iloop") == 0 ||
+                          (Get(p, "db") == 1 && Get(p, "tm") * Get(p, "tn") >= 64);
+                 }},
+                // -O1 keeps the interior loop's global loads at its top, where -O3 sinks them
+                // past most of the FFMAs (SASS); in the one-loop kernel it gained 0.6%.
+                {"ptxo=1 only with iloop=1", [](const Params& p) {
+                   return Get(p, "ptxo") == 3 || Get(p, "iloop") == 1;
+                 }},
             }) {}
 
   std::string_view name() const override { return "matmul"; }
@@ -112,17 +127,21 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 4; }
+  int space_version() const override { return 5; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
   Params baseline() const override {
     return {{"bm", 32}, {"bn", 32}, {"bk", 32}, {"tm", 1},   {"tn", 1},  {"vec", 1},
-            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}, {"stages", 0}};
+            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}, {"stages", 0},
+            {"iloop", 0}, {"ptxo", 3}};
   }
 
+  // -D defines for every parameter; ptxo=1 adds the ptxas option as well.
   std::vector<std::string> Defines(const Params& params) const override {
-    return DefinesFromParams(params);
+    std::vector<std::string> options = DefinesFromParams(params);
+    if (Get(params, "ptxo") == 1) options.push_back("--ptxas-options=-O1");
+    return options;
   }
 
   absl::Status ValidateShape(const Shape& shape) const override {

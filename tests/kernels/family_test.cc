@@ -54,22 +54,46 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
     EXPECT_EQ(space.Violation(family->baseline()), std::nullopt) << family->name();
     EXPECT_EQ(family->Defines(family->baseline()).size(), space.parameters().size());
   }
-  // The sweep-speed target is 400 transpose candidates; matmul's sweep (760) stays under 2 min.
+  // The sweep-speed target is 400 transpose candidates; matmul's sweep (1016) stays under 2 min.
   EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 423u);
-  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 760u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 1016u);
   EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
               ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
   EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
+  // The ptxas optimization level is a compile option, not only a define.
+  Params o1 = MatmulFamily().baseline();
+  o1["ptxo"] = 1;
+  EXPECT_THAT(MatmulFamily().Defines(o1), Contains("--ptxas-options=-O1"));
+  EXPECT_THAT(MatmulFamily().Defines(MatmulFamily().baseline()),
+              ::testing::Not(Contains(HasSubstr("ptxas"))));
 }
 
 TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
                             {"pad", 0},  {"swizzle", 1}, {"minb", 0}};
   EXPECT_EQ(TransposeFamily().default_space().Violation(transpose), std::nullopt);
-  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},   {"tm", 8},   {"tn", 8},
-                         {"vec", 4},  {"at", 1},   {"pad", 4},  {"db", 1},   {"warp", 1},
-                         {"minb", 2}, {"stages", 0}};
+  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},    {"tm", 8},   {"tn", 8},
+                         {"vec", 4},  {"at", 1},   {"pad", 4},   {"db", 1},   {"warp", 1},
+                         {"minb", 2}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}};
   EXPECT_EQ(MatmulFamily().default_space().Violation(matmul), std::nullopt);
+  // The 4096^3 winner on the H200: 128 accumulators, its own interior loop, ptxas -O1.
+  const Params winner = {{"bm", 128}, {"bn", 256}, {"bk", 8},   {"tm", 16},   {"tn", 8},
+                         {"vec", 4},  {"at", 1},   {"pad", 0},  {"db", 1},    {"warp", 1},
+                         {"minb", 1}, {"stages", 0}, {"iloop", 1}, {"ptxo", 1}};
+  EXPECT_EQ(MatmulFamily().default_space().Violation(winner), std::nullopt);
+  Params small = matmul;
+  small["iloop"] = 1;
+  small["ptxo"] = 3;
+  EXPECT_EQ(MatmulFamily().default_space().Violation(small), std::nullopt);
+  small["tn"] = 4;
+  small["minb"] = 0;
+  EXPECT_THAT(MatmulFamily().default_space().Violation(small),
+              Optional(std::string(
+                  "iloop=1 only with db=1 and tm x tn >= 64 (slower on smaller thread tiles)")));
+  small = matmul;
+  small["ptxo"] = 1;
+  EXPECT_THAT(MatmulFamily().default_space().Violation(small),
+              Optional(std::string("ptxo=1 only with iloop=1")));
   // Issue 7's variants: float4 shared-memory transposes (the H200 winner), cp.async stages.
   Params transpose4 = transpose;
   transpose4["swizzle"] = 2;
