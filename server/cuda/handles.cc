@@ -29,28 +29,31 @@ CUresult ResultOf(const absl::Status& status) {
   return static_cast<CUresult>(std::stoi(std::string(*payload)));
 }
 
+namespace internal {
+
+void FreeMemory(CUdeviceptr ptr) noexcept { Api().cuMemFree(ptr); }
+void UnloadModule(CUmodule module) noexcept { Api().cuModuleUnload(module); }
+void DestroyEvent(CUevent event) noexcept { Api().cuEventDestroy(event); }
+void DestroyStream(CUstream stream) noexcept { Api().cuStreamDestroy(stream); }
+
+}  // namespace internal
+
 absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
   auto driver = Driver();
   if (!driver.ok()) return driver.status();
   DeviceBuffer buffer;
-  if (auto s = CheckCu((*driver)->cuMemAlloc(&buffer.ptr_, bytes), "cuMemAlloc"); !s.ok()) {
+  if (auto s = CheckCu((*driver)->cuMemAlloc(buffer.ptr_.out(), bytes), "cuMemAlloc"); !s.ok()) {
     return s;
   }
   buffer.bytes_ = bytes;
   return buffer;
 }
 
-void DeviceBuffer::Reset() noexcept {
-  if (ptr_ != 0) Api().cuMemFree(ptr_);
-  ptr_ = 0;
-  bytes_ = 0;
-}
-
 absl::StatusOr<Module> Module::Load(const std::string& image) {
   auto driver = Driver();
   if (!driver.ok()) return driver.status();
   Module module;
-  if (auto s = CheckCu((*driver)->cuModuleLoadData(&module.module_, image.data()),
+  if (auto s = CheckCu((*driver)->cuModuleLoadData(module.module_.out(), image.data()),
                        "cuModuleLoadData");
       !s.ok()) {
     return s;
@@ -60,7 +63,7 @@ absl::StatusOr<Module> Module::Load(const std::string& image) {
 
 absl::StatusOr<CUfunction> Module::Function(const std::string& name) const {
   CUfunction function = nullptr;
-  if (auto s = CheckCu(Api().cuModuleGetFunction(&function, module_, name.c_str()),
+  if (auto s = CheckCu(Api().cuModuleGetFunction(&function, module_.get(), name.c_str()),
                        absl::StrCat("cuModuleGetFunction(", name, ")"));
       !s.ok()) {
     return s;
@@ -68,42 +71,28 @@ absl::StatusOr<CUfunction> Module::Function(const std::string& name) const {
   return function;
 }
 
-void Module::Reset() noexcept {
-  if (module_ != nullptr) Api().cuModuleUnload(module_);
-  module_ = nullptr;
-}
-
 absl::StatusOr<Event> Event::Create() {
   auto driver = Driver();
   if (!driver.ok()) return driver.status();
   Event event;
-  if (auto s = CheckCu((*driver)->cuEventCreate(&event.event_, CU_EVENT_DEFAULT), "cuEventCreate");
+  if (auto s = CheckCu((*driver)->cuEventCreate(event.event_.out(), CU_EVENT_DEFAULT),
+                       "cuEventCreate");
       !s.ok()) {
     return s;
   }
   return event;
 }
 
-void Event::Reset() noexcept {
-  if (event_ != nullptr) Api().cuEventDestroy(event_);
-  event_ = nullptr;
-}
-
 absl::StatusOr<Stream> Stream::Create() {
   auto driver = Driver();
   if (!driver.ok()) return driver.status();
   Stream stream;
-  if (auto s = CheckCu((*driver)->cuStreamCreate(&stream.stream_, CU_STREAM_NON_BLOCKING),
+  if (auto s = CheckCu((*driver)->cuStreamCreate(stream.stream_.out(), CU_STREAM_NON_BLOCKING),
                        "cuStreamCreate");
       !s.ok()) {
     return s;
   }
   return stream;
-}
-
-void Stream::Reset() noexcept {
-  if (stream_ != nullptr) Api().cuStreamDestroy(stream_);
-  stream_ = nullptr;
 }
 
 }  // namespace cutune::cuda

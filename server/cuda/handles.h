@@ -19,90 +19,78 @@ namespace cutune::cuda {
 absl::Status CheckCu(CUresult result, std::string_view what);
 CUresult ResultOf(const absl::Status& status);  // CUDA_SUCCESS when ok, else the stored result
 
-class DeviceBuffer {
+namespace internal {
+
+// Owns one driver handle, released with Release when destroyed or moved over; move-only. The
+// release functions ignore the driver's result (see the top of this file).
+template <typename Handle, void (*Release)(Handle)>
+class UniqueHandle {
  public:
-  DeviceBuffer() = default;
-  static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
-  DeviceBuffer(DeviceBuffer&& other) noexcept
-      : ptr_(std::exchange(other.ptr_, 0)), bytes_(std::exchange(other.bytes_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+  UniqueHandle() = default;
+  UniqueHandle(UniqueHandle&& other) noexcept : handle_(std::exchange(other.handle_, Handle{})) {}
+  UniqueHandle& operator=(UniqueHandle&& other) noexcept {
     if (this != &other) {
       Reset();
-      ptr_ = std::exchange(other.ptr_, 0);
-      bytes_ = std::exchange(other.bytes_, 0);
+      handle_ = std::exchange(other.handle_, Handle{});
     }
     return *this;
   }
-  ~DeviceBuffer() { Reset(); }
+  ~UniqueHandle() { Reset(); }
 
-  CUdeviceptr get() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
+  Handle get() const { return handle_; }
+  Handle* out() { return &handle_; }  // for the driver call that creates it (when empty)
 
  private:
-  void Reset() noexcept;
-  CUdeviceptr ptr_ = 0;
+  void Reset() noexcept {
+    if (handle_ != Handle{}) Release(handle_);
+    handle_ = Handle{};
+  }
+  Handle handle_{};
+};
+
+void FreeMemory(CUdeviceptr ptr) noexcept;
+void UnloadModule(CUmodule module) noexcept;
+void DestroyEvent(CUevent event) noexcept;
+void DestroyStream(CUstream stream) noexcept;
+
+}  // namespace internal
+
+class DeviceBuffer {
+ public:
+  static absl::StatusOr<DeviceBuffer> Allocate(size_t bytes);
+  CUdeviceptr get() const { return ptr_.get(); }
+  size_t bytes() const { return ptr_.get() != 0 ? bytes_ : 0; }  // 0 once moved from
+
+ private:
+  internal::UniqueHandle<CUdeviceptr, internal::FreeMemory> ptr_;
   size_t bytes_ = 0;
 };
 
 class Module {
  public:
-  Module() = default;
   static absl::StatusOr<Module> Load(const std::string& image);
-  Module(Module&& other) noexcept : module_(std::exchange(other.module_, nullptr)) {}
-  Module& operator=(Module&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      module_ = std::exchange(other.module_, nullptr);
-    }
-    return *this;
-  }
-  ~Module() { Reset(); }
-
   absl::StatusOr<CUfunction> Function(const std::string& name) const;
 
  private:
-  void Reset() noexcept;
-  CUmodule module_ = nullptr;
+  internal::UniqueHandle<CUmodule, internal::UnloadModule> module_;
 };
 
 class Event {
  public:
-  Event() = default;
   static absl::StatusOr<Event> Create();
-  Event(Event&& other) noexcept : event_(std::exchange(other.event_, nullptr)) {}
-  Event& operator=(Event&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      event_ = std::exchange(other.event_, nullptr);
-    }
-    return *this;
-  }
-  ~Event() { Reset(); }
-  CUevent get() const { return event_; }
+  CUevent get() const { return event_.get(); }
 
  private:
-  void Reset() noexcept;
-  CUevent event_ = nullptr;
+  internal::UniqueHandle<CUevent, internal::DestroyEvent> event_;
 };
 
 class Stream {
  public:
-  Stream() = default;
   static absl::StatusOr<Stream> Create();
-  Stream(Stream&& other) noexcept : stream_(std::exchange(other.stream_, nullptr)) {}
-  Stream& operator=(Stream&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      stream_ = std::exchange(other.stream_, nullptr);
-    }
-    return *this;
-  }
-  ~Stream() { Reset(); }
-  CUstream get() const { return stream_; }
+  CUstream get() const { return stream_.get(); }
 
  private:
-  void Reset() noexcept;
-  CUstream stream_ = nullptr;
+  internal::UniqueHandle<CUstream, internal::DestroyStream> stream_;
 };
 
 }  // namespace cutune::cuda
