@@ -5,7 +5,8 @@ The GPU host has CuPy and NVRTC but no gRPC; this script lets one device call tr
 of a kernel source (a parameter set, or an edited copy of the .cu file) against the same
 references the worker uses: device-to-device copy for transpose, cublasSgemm itself (default
 math mode: no tensor cores) for matmul. It is for kernel work (bench/results/kernel-notes.md);
-the product measures through cutune-worker.
+the product measures through cutune-worker. Lab-only parameters of edited sources: `dyn=1`
+launches a transpose variant with TILE*TILE*4 bytes of dynamic shared memory.
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
   python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu
@@ -74,7 +75,10 @@ class Transpose:
             block = (tile // vec, rows, 1)
         grid = (math.ceil(self.rows / tile) * math.ceil(self.cols / tile), 1, 1)
         args = (self.x, self.out, cp.int32(self.rows), cp.int32(self.cols))
-        return lambda: fn(grid, block, args)
+        smem = tile * tile * 4 if p.get("dyn", 0) else 0  # lab variants with dynamic smem
+        if smem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = smem
+        return lambda: fn(grid, block, args, shared_mem=smem)
 
     def check(self, run):
         self.x[...] = cp.random.rand(self.rows, self.cols, dtype=cp.float32)
