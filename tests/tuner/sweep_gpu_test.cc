@@ -1,7 +1,8 @@
 // Sweeps on a real GPU (label gpu): deliberate faults inside one sweep, and every candidate of
 // both families verified on shapes that are not multiples of any tile (1000x1000x204 has interior
 // blocks on the unchecked, float4 load path and checked edge blocks; in 1000x1001x204 only A rows
-// allow float4; 512x512x256 is all interior blocks with no partial K step).
+// allow float4; 512x512x256 is all interior blocks with no partial K step; in 512x512x12 interior
+// blocks have fewer than two K steps, so their own loop (iloop=1) never runs).
 #include <map>
 
 #include "gmock/gmock.h"
@@ -92,7 +93,8 @@ TEST_F(SweepGpuTest, TransposeOnALargeOddShape) {
 
 TEST_F(SweepGpuTest, EveryMatmulCandidateIsRightOnOddShapes) {
   for (Shape shape : {Shape{1000, 1000, 77}, Shape{1000, 1000, 204}, Shape{1000, 1001, 204},
-                      Shape{512, 512, 256}, Shape{4097, 1023, 777}, Shape{1, 1, 1},
+                      Shape{512, 512, 256}, Shape{512, 512, 12}, Shape{4097, 1023, 777},
+                      Shape{1, 1, 1},
                       Shape{33, 65, 17}}) {
     SweepOptions options;
     options.family = &kernels::MatmulFamily();
