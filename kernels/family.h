@@ -74,7 +74,8 @@ class KernelFamily {
   static constexpr std::string_view kKernelName = "cutune_kernel";
   static constexpr std::string_view kReferenceName = "cutune_reference";
 
-  // -D options that instantiate the source for one candidate.
+  // NVRTC options that instantiate the source for one candidate: a -D define per parameter, plus
+  // any compiler option a parameter stands for (matmul's ptxo=1: --ptxas-options=-O1).
   virtual std::vector<std::string> Defines(const Params& params) const = 0;
   // -D options for a module that holds the reference kernel (the candidate's source compiled
   // with -DCUTUNE_REFERENCE; candidate cubins never carry the reference).
