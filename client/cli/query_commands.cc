@@ -45,9 +45,8 @@ int Devices(const ServerOptions& options) {
   auto connection = Connect(options.connection, code);
   if (!connection) return code;
   pb::ListDevicesResponse response;
-  auto context = connection->NewContext();
-  auto status = connection->Convert(
-      connection->stub().ListDevices(context.get(), pb::ListDevicesRequest(), &response));
+  auto status =
+      connection->Call(&pb::Tuner::Stub::ListDevices, pb::ListDevicesRequest(), &response);
   if (!status.ok()) return ReportError(status);
   if (options.json) {
     std::cout << ToJson(response).dump(2) << "\n";
@@ -121,9 +120,7 @@ int Get(const GetOptions& options) {
   if (options.wait && options.connection.deadline == client::ConnectionOptions().deadline) {
     deadline = std::chrono::hours(1);
   }
-  auto context = connection->NewContext(deadline);
-  auto status =
-      connection->Convert(connection->stub().GetBestConfig(context.get(), request, &response));
+  auto status = connection->Call(&pb::Tuner::Stub::GetBestConfig, request, &response, deadline);
   if (!status.ok()) return ReportError(status);
   if (!options.source_file.empty()) {
     if (auto s = WriteFile(options.source_file, response.source()); !s.ok()) {
@@ -195,9 +192,7 @@ int Results(const ResultsOptions& options) {
   *request.mutable_problem() = ToProblem(options.problem);
   *request.mutable_device() = ToSelector(options.problem);
   pb::ListResultsResponse response;
-  auto context = connection->NewContext();
-  auto status =
-      connection->Convert(connection->stub().ListResults(context.get(), request, &response));
+  auto status = connection->Call(&pb::Tuner::Stub::ListResults, request, &response);
   if (!status.ok()) return ReportError(status);
   std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
   if (options.json) {
@@ -226,9 +221,7 @@ int Jobs(const ServerOptions& options) {
   auto connection = Connect(options.connection, code);
   if (!connection) return code;
   pb::ListJobsResponse response;
-  auto context = connection->NewContext();
-  auto status = connection->Convert(
-      connection->stub().ListJobs(context.get(), pb::ListJobsRequest(), &response));
+  auto status = connection->Call(&pb::Tuner::Stub::ListJobs, pb::ListJobsRequest(), &response);
   if (!status.ok()) return ReportError(status);
   if (options.json) {
     std::cout << ToJson(response).dump(2) << "\n";
@@ -260,9 +253,7 @@ int Cancel(const CancelOptions& options) {
   pb::CancelJobRequest request;
   request.set_job_id(options.job_id);
   pb::CancelJobResponse response;
-  auto context = connection->NewContext();
-  auto status =
-      connection->Convert(connection->stub().CancelJob(context.get(), request, &response));
+  auto status = connection->Call(&pb::Tuner::Stub::CancelJob, request, &response);
   if (!status.ok()) return ReportError(status);
   if (options.json) {
     std::cout << ToJson(response).dump(2) << "\n";

@@ -29,9 +29,7 @@ int Report(const ReportOptions& options) {
   *request.mutable_problem() = ToProblem(options.problem);
   *request.mutable_device() = ToSelector(options.problem);
   pb::ListResultsResponse response;
-  auto context = (*connection)->NewContext();
-  auto status =
-      (*connection)->Convert((*connection)->stub().ListResults(context.get(), request, &response));
+  auto status = (*connection)->Call(&pb::Tuner::Stub::ListResults, request, &response);
   if (!status.ok()) return ReportError(status);
 
   ReportInput input;

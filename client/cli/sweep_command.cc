@@ -87,8 +87,7 @@ int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
   pb::CancelJobRequest request;
   request.set_job_id(job_id);
   pb::CancelJobResponse response;
-  auto context = connection.NewContext();
-  auto status = connection.Convert(connection.stub().CancelJob(context.get(), request, &response));
+  auto status = connection.Call(&pb::Tuner::Stub::CancelJob, request, &response);
   if (!status.ok()) {
     ReportError(status);
   } else {
@@ -120,9 +119,7 @@ int Sweep(const SweepOptions& options) {
   request.set_seed(options.seed);
   pb::StartTuningResponse started;
   {
-    auto context = connection.NewContext();
-    auto status =
-        connection.Convert(connection.stub().StartTuning(context.get(), request, &started));
+    auto status = connection.Call(&pb::Tuner::Stub::StartTuning, request, &started);
     if (!status.ok()) return ReportError(status);
   }
   const std::string& job_id = started.job_id();
@@ -194,9 +191,7 @@ int Sweep(const SweepOptions& options) {
   results_request.set_job_id(job_id);  // this sweep's rows only, not earlier sweeps of the key
   pb::ListResultsResponse results;
   {
-    auto results_context = connection.NewContext();
-    auto status = connection.Convert(
-        connection.stub().ListResults(results_context.get(), results_request, &results));
+    auto status = connection.Call(&pb::Tuner::Stub::ListResults, results_request, &results);
     if (!status.ok()) return ReportError(status);
   }
   std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());

@@ -34,9 +34,7 @@ int Export(const ExportOptions& options) {
   request.set_device_model(options.model);
   request.set_include_rows(options.rows);
   pb::ExportTableResponse response;
-  auto context = (*connection)->NewContext();
-  auto status =
-      (*connection)->Convert((*connection)->stub().ExportTable(context.get(), request, &response));
+  auto status = (*connection)->Call(&pb::Tuner::Stub::ExportTable, request, &response);
   if (!status.ok()) return ReportError(status);
   if (options.output.empty() || options.output == "-") {
     std::cout << response.json();
@@ -72,9 +70,7 @@ int Import(const ImportOptions& options) {
                          ? pb::ImportTableRequest::FAIL_ON_CONFLICT
                          : pb::ImportTableRequest::KEEP_FASTER);
   pb::ImportTableResponse response;
-  auto context = (*connection)->NewContext();
-  auto status =
-      (*connection)->Convert((*connection)->stub().ImportTable(context.get(), request, &response));
+  auto status = (*connection)->Call(&pb::Tuner::Stub::ImportTable, request, &response);
   if (!status.ok()) {
     // The daemon validates the file: its INVALID_ARGUMENT names the problem in the file, and
     // ALREADY_EXISTS is a conflict under fail-on-conflict.

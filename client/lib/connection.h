@@ -60,6 +60,17 @@ class Connection {
   // so and names the target, instead of gRPC's transport details alone.
   absl::Status Convert(const grpc::Status& status) const;
 
+  // One unary call, e.g. Call(&pb::Tuner::Stub::ListDevices, request, &response): a fresh
+  // context (NewContext(deadline)), the stub's method, the status converted.
+  template <typename Request, typename Response>
+  absl::Status Call(grpc::Status (pb::Tuner::Stub::*method)(grpc::ClientContext*, const Request&,
+                                                            Response*),
+                    const Request& request, Response* response,
+                    std::optional<std::chrono::milliseconds> deadline = std::nullopt) {
+    auto context = NewContext(deadline);
+    return Convert((stub_.get()->*method)(context.get(), request, response));
+  }
+
  private:
   Connection(std::string target, std::string token, std::chrono::milliseconds deadline,
              std::shared_ptr<grpc::Channel> channel);
