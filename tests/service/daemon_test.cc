@@ -102,23 +102,32 @@ TEST(DaemonTest, QuarantinedGpuIsNotServingWhileTheServiceIs) {
               HasStatus(grpc::StatusCode::UNAVAILABLE, "GPU 0 is quarantined"));
 }
 
-std::vector<std::string> ListServices(const std::shared_ptr<grpc::Channel>& channel,
-                                      grpc::Status* status) {
+// One request on the server reflection stream: every response, and the stream's status.
+std::vector<reflection::ServerReflectionResponse> AskReflection(
+    const std::shared_ptr<grpc::Channel>& channel,
+    const reflection::ServerReflectionRequest& request, grpc::Status* status) {
   auto stub = reflection::ServerReflection::NewStub(channel);
   auto context = Context(std::chrono::seconds(5));
   auto stream = stub->ServerReflectionInfo(context.get());
-  reflection::ServerReflectionRequest request;
-  request.set_list_services("");
   stream->Write(request);
   stream->WritesDone();
-  std::vector<std::string> names;
+  std::vector<reflection::ServerReflectionResponse> responses;
   reflection::ServerReflectionResponse response;
-  while (stream->Read(&response)) {
+  while (stream->Read(&response)) responses.push_back(response);
+  *status = stream->Finish();
+  return responses;
+}
+
+std::vector<std::string> ListServices(const std::shared_ptr<grpc::Channel>& channel,
+                                      grpc::Status* status) {
+  reflection::ServerReflectionRequest request;
+  request.set_list_services("");
+  std::vector<std::string> names;
+  for (const auto& response : AskReflection(channel, request, status)) {
     for (const auto& service : response.list_services_response().service()) {
       names.push_back(service.name());
     }
   }
-  *status = stream->Finish();
   return names;
 }
 
@@ -133,15 +142,13 @@ TEST(DaemonTest, ReflectionDescribesTheApi) {
   EXPECT_THAT(names, Contains("grpc.health.v1.Health"));
 
   // A client without the .proto can fetch the descriptor (as grpcurl does).
-  auto stub = reflection::ServerReflection::NewStub(daemon->channel());
-  auto context = Context(std::chrono::seconds(5));
-  auto stream = stub->ServerReflectionInfo(context.get());
   reflection::ServerReflectionRequest request;
   request.set_file_containing_symbol("cutune.v1.Tuner");
-  stream->Write(request);
-  stream->WritesDone();
-  reflection::ServerReflectionResponse response;
-  ASSERT_TRUE(stream->Read(&response));
+  const std::vector<reflection::ServerReflectionResponse> responses =
+      AskReflection(daemon->channel(), request, &status);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  ASSERT_FALSE(responses.empty());
+  const reflection::ServerReflectionResponse& response = responses.front();
   ASSERT_FALSE(response.file_descriptor_response().file_descriptor_proto().empty());
   google::protobuf::FileDescriptorProto file;
   ASSERT_TRUE(file.ParseFromString(response.file_descriptor_response().file_descriptor_proto(0)));
@@ -151,9 +158,6 @@ TEST(DaemonTest, ReflectionDescribesTheApi) {
   for (const auto& m : file.service(0).method()) methods.push_back(m.name());
   EXPECT_THAT(methods, Contains("GetBestConfig"));
   EXPECT_THAT(methods, SizeIs(10));
-  while (stream->Read(&response)) {
-  }
-  EXPECT_TRUE(stream->Finish().ok());
 }
 
 TEST(DaemonTest, NoReflectionFlagTurnsItOff) {
