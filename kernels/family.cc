@@ -123,7 +123,7 @@ std::optional<std::string> KernelFamily::PruneCompiled(const Params& params,
   return std::nullopt;
 }
 
-int64_t Get(const Params& params, const std::string& name) {
+int64_t Get(const Params& params, std::string_view name) {
   auto found = params.find(name);
   return found == params.end() ? 0 : found->second;
 }

@@ -128,7 +128,7 @@ const KernelFamily& MatmulFamily();
 
 // Helpers the families share.
 // The value of `name` in `params`; 0 when absent (Space::Check reports missing ones).
-int64_t Get(const Params& params, const std::string& name);
+int64_t Get(const Params& params, std::string_view name);
 // "-DCT_<NAME>=<value>" for every parameter, upper-casing the name.
 std::vector<std::string> DefinesFromParams(const Params& params);
 // Rank and dims (positive, at most kMaxDim), and each listed pair of dims (a matrix) holding at

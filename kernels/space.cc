@@ -96,9 +96,24 @@ absl::StatusOr<Space> Space::Narrow(
 
 void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const {
   const uint64_t size = CartesianSize();
+  if (size == 0) return;
+  // One Params advanced like an odometer (the last parameter is the lowest digit, as in At), so
+  // the walk allocates nothing per combination.
+  Params params = At(0);
+  std::vector<int64_t*> slots;
+  for (const Parameter& parameter : parameters_) slots.push_back(&params[parameter.name]);
+  std::vector<size_t> digits(parameters_.size(), 0);
   for (uint64_t index = 0; index < size; ++index) {
-    Params params = At(index);
     if (!Violation(params)) fn(index, params);
+    for (size_t i = parameters_.size(); i-- > 0;) {
+      const std::vector<int64_t>& values = parameters_[i].values;
+      if (++digits[i] < values.size()) {
+        *slots[i] = values[digits[i]];
+        break;
+      }
+      digits[i] = 0;
+      *slots[i] = values[0];
+    }
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,7 +17,7 @@ namespace cutune {
 
 // One candidate's parameter values, ordered by name so that printing, hashing and storing them
 // is deterministic.
-using Params = std::map<std::string, int64_t>;
+using Params = std::map<std::string, int64_t, std::less<>>;  // less<>: lookups by string_view
 
 // Problem shape: transpose {rows, cols}; matmul {M, N, K}.
 using Shape = std::vector<int64_t>;
