@@ -6,7 +6,9 @@ of a kernel source (a parameter set, or an edited copy of the .cu file) against 
 references the worker uses: device-to-device copy for transpose, cublasSgemm itself (default
 math mode: no tensor cores) for matmul. It is for kernel work (bench/results/kernel-notes.md);
 the product measures through cutune-worker. Lab-only parameters of edited sources: `dyn=1`
-launches a transpose variant with TILE*TILE*4 bytes of dynamic shared memory.
+launches a transpose variant with TILE*TILE*4 bytes of dynamic shared memory, `vstack=V` one
+block per V input tiles, `persist=K` K blocks per SM (a grid-stride variant); `carve=P` sets
+the preferred shared-memory carveout (percent; the rest of the 256 KiB is L1).
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
   python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu
@@ -40,9 +42,13 @@ def compile_kernel(src, params, extra=()):
     opts = tuple(f"-DCT_{k.upper()}={v}" for k, v in sorted(params.items()))
     if params.get("ptxo") == 1:  # as the matmul family does
         opts += ("--ptxas-options=-O1",)
+    if params.get("splitk", 1) > 1:  # split-K's per-tile turn counters, as the family sets them
+        opts += ("-DCT_SEMAPHORES=65536",)
     opts += ("-std=c++17",) + tuple(extra)  # CuPy compiles for the current device
     mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
     fn = mod.get_function("cutune_kernel")
+    if "carve" in params:  # lab: preferred shared-memory carveout, percent of the maximum
+        fn.preferred_shared_memory_carveout = params["carve"]
     return fn
 
 
@@ -74,6 +80,11 @@ class Transpose:
         else:
             block = (tile // vec, rows, 1)
         grid = (math.ceil(self.rows / tile) * math.ceil(self.cols / tile), 1, 1)
+        if p.get("vstack", 1) > 1:  # lab variants: input tiles stacked per block
+            grid = (grid[0] // p["vstack"], 1, 1)
+        if p.get("persist", 0):  # lab variants: persist=k launches k blocks per SM
+            sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+            grid = (min(grid[0], p["persist"] * sms), 1, 1)
         args = (self.x, self.out, cp.int32(self.rows), cp.int32(self.cols))
         smem = tile * tile * 4 if p.get("dyn", 0) else 0  # lab variants with dynamic smem
         if smem > 48 * 1024:
@@ -110,10 +121,12 @@ class Matmul:
         stage = (bk * (bm + pad) if at else bm * (bk + pad)) + bk * (bn + pad)
         stages = p.get("stages", 0) or (2 if p.get("db", 0) else 1)
         smem = stages * stage * 4
-        splitk = p.get("splitk", 1)
+        tiles = math.ceil(self.m / bm) * math.ceil(self.n / bn)
+        # as the family's Geometry: at most one split per K step, none past 65536 tiles
+        splitk = 1 if tiles > 65536 else max(1, min(p.get("splitk", 1), math.ceil(self.k / bk)))
         if smem > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = smem
-        grid = (math.ceil(self.m / bm) * math.ceil(self.n / bn) * splitk, 1, 1)
+        grid = (tiles * splitk, 1, 1)
         args = (self.a, self.b, self.c, cp.int32(self.m), cp.int32(self.n), cp.int32(self.k))
         return lambda: fn(grid, (threads, 1, 1), args, shared_mem=smem)
 

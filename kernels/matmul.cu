@@ -26,7 +26,15 @@
 // precomputed per-thread offsets (or, with ILOOP=1, pointers); the checked loads above serve the
 // edges. This halved the non-FFMA instructions of the main loop (ncu, H200: +5% at 4096^3;
 // bench/results/kernel-notes.md). The db=0 register-staged path keeps the seed's checked loads.
-// Block: threads x 1 x 1; grid: one block per C tile, 1-D; dynamic shared memory:
+//   CT_SPLITK            K splits per C tile (db=1 path only): each split multiplies a range of
+//                        whole BK steps; the tile's splits then add into C one after another in
+//                        split order (a per-tile turn counter in module memory, CT_SEMAPHORES
+//                        of them, back to 0 after each launch), so results do not vary from run
+//                        to run. The family uses it for grids too small to fill the GPU (N=64).
+//                        Launches of one split-K module must not overlap (they share the turns).
+// Block: threads x 1 x 1; grid: one block per C tile (x splits, split index fastest; the kernel
+// takes splits = gridDim.x / tiles, so the grid may split fewer times than CT_SPLITK), 1-D;
+// dynamic shared memory:
 // (STAGES ? STAGES : DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
 // With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
@@ -70,6 +78,9 @@
 #ifndef CT_STAGES
 #define CT_STAGES 0
 #endif
+#ifndef CT_SPLITK
+#define CT_SPLITK 1
+#endif
 
 #ifndef CUTUNE_REFERENCE
 
@@ -96,6 +107,9 @@
 #if CT_STAGES != 0 && (CT_STAGES < 2 || !CT_AT || CT_DB || CT_VEC != 4)
 #error "CT_STAGES (2..4) needs CT_AT=1, CT_VEC=4 and CT_DB=0"
 #endif
+#if CT_SPLITK > 1 && (!CT_DB || CT_STAGES || !defined(CT_SEMAPHORES))
+#error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0 and CT_SEMAPHORES (turn counters, one per C tile)"
+#endif
 
 // minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
 // cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
@@ -106,6 +120,11 @@
 #define CT_BOUNDS __launch_bounds__(CT_THREADS)
 #else
 #define CT_BOUNDS
+#endif
+
+#if CT_SPLITK > 1
+// Split s of C tile t may add into C when turn[t] == s; the last split sets it back to 0.
+__device__ unsigned int cutune_splitk_turn[CT_SEMAPHORES];
 #endif
 
 namespace {
@@ -520,6 +539,17 @@ __device__ __forceinline__ void CopyTilesInterior(const float* __restrict__ a_ti
 }
 #endif  // CT_STAGES
 
+#if CT_SPLITK > 1
+__device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StoreRelease(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+#endif
+
 }  // namespace
 
 extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
@@ -529,8 +559,15 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   float* smem = reinterpret_cast<float*>(smem4);
 
   const int tiles_n = (N + CT_BN - 1) / CT_BN;
-  const int m0 = (blockIdx.x / tiles_n) * CT_BM;
-  const int n0 = (blockIdx.x % tiles_n) * CT_BN;
+#if CT_SPLITK > 1
+  const unsigned int splits = gridDim.x / (((M + CT_BM - 1) / CT_BM) * tiles_n);
+  const unsigned int tile = blockIdx.x / splits;
+  const int split = static_cast<int>(blockIdx.x % splits);
+#else
+  const unsigned int tile = blockIdx.x;
+#endif
+  const int m0 = (tile / tiles_n) * CT_BM;
+  const int n0 = (tile % tiles_n) * CT_BN;
   const int tid = threadIdx.x;
 #if CT_WARP
   const int lane = tid % 32;
@@ -552,6 +589,15 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
 
   const int steps = (K + CT_BK - 1) / CT_BK;
+  // This block's K steps: [step_begin, step_end) (all of them without split-K; may be empty).
+#if CT_SPLITK > 1
+  const int per_split = (steps + static_cast<int>(splits) - 1) / static_cast<int>(splits);
+  const int step_begin = min(steps, split * per_split);
+  const int step_end = min(steps, step_begin + per_split);
+#else
+  constexpr int step_begin = 0;
+  const int step_end = steps;
+#endif
 #if CT_STAGES
   (void)a_vec;  // A moves element by element
   // Tiles step .. step + STAGES - 2 are in flight while step's math runs. One group is committed
@@ -590,8 +636,10 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
 #else
   Staging staging;
-  LoadTiles(A, B, M, N, K, m0, n0, 0, tid, a_vec, b_vec, staging);
-  StoreTiles(smem, tid, staging);
+  if (CT_SPLITK == 1 || step_begin < step_end) {
+    LoadTiles(A, B, M, N, K, m0, n0, step_begin * CT_BK, tid, a_vec, b_vec, staging);
+    StoreTiles(smem, tid, staging);
+  }
   __syncthreads();
 #if CT_DB
   // Blocks whose tiles lie wholly inside the matrices load without bounds checks until the last,
@@ -602,15 +650,21 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   const float* b_tile = B + n0;
   int stage = 0;
 #if CT_ILOOP
-  int step = 0;
+  int step = step_begin;
   if (interior) {
     // Steps whose next tile is a whole one load it here, one branch-free basic block per step,
     // through pointers (ptxas -O1 keeps the loads at the top of it; kernel-notes.md). The checked
     // loop below takes the rest: the last step, and the one that loads a partial last tile.
-    ChunkPtrs q = MakeChunkPtrs(a_tile + CT_BK, b_tile + static_cast<long long>(CT_BK) * N, tid,
+    const int k_next = (step_begin + 1) * CT_BK;
+    ChunkPtrs q = MakeChunkPtrs(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
                                 N, K);
     const long long b_step = static_cast<long long>(CT_BK) * N;
-    for (const int fast_steps = K / CT_BK - 1; step < fast_steps; ++step) {
+#if CT_SPLITK > 1
+    const int whole_end = min(K / CT_BK, step_end);  // steps whose tile is whole and this split's
+#else
+    const int whole_end = K / CT_BK;
+#endif
+    for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
       LoadTilesStepped(tid, b_step, q, staging);
       ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
       StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
@@ -619,8 +673,8 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
     }
   }
   // Edge blocks, and the last steps of interior ones: checked loads.
-  for (; step < steps; ++step) {
-    const bool more = step + 1 < steps;
+  for (; step < step_end; ++step) {
+    const bool more = step + 1 < step_end;
     if (more) LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
     ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
     if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
@@ -629,8 +683,8 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
 #else
   const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
-  for (int step = 0; step < steps; ++step) {
-    const bool more = step + 1 < steps;
+  for (int step = step_begin; step < step_end; ++step) {
+    const bool more = step + 1 < step_end;
     const int k_next = (step + 1) * CT_BK;
     // The next tile's global loads are in flight while this tile's math runs.
     if (more) {
@@ -661,6 +715,21 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 #endif
 #endif  // CT_STAGES
 
+#if CT_SPLITK > 1
+  // Splits after the first add to what the earlier ones wrote, in split order. The counter is
+  // read with acquire by one thread; the barrier passes its view on to the block (the pattern of
+  // CUTLASS's serial split-K), and C is read past L1 (ld.global.cg).
+  unsigned int* const turn = &cutune_splitk_turn[tile];
+  const bool accumulate = split > 0;
+  if (accumulate) {
+    if (tid == 0) {
+      while (LoadAcquire(turn) != static_cast<unsigned int>(split)) __nanosleep(100);
+    }
+    __syncthreads();
+  }
+#else
+  constexpr bool accumulate = false;
+#endif
   const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && Aligned16(C);
 #pragma unroll
   for (int i = 0; i < CT_TM; ++i) {
@@ -672,12 +741,18 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
       for (int j = 0; j < CT_TN; j += 4) {
         const int gn = n0 + ThreadCol(tcol, j);
         if (c_vec && gn + 4 <= N) {
-          *reinterpret_cast<float4*>(c_row + gn) =
-              make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+          float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+          if (accumulate) {
+            const float4 o = __ldcg(reinterpret_cast<const float4*>(c_row + gn));
+            v.x += o.x; v.y += o.y; v.z += o.z; v.w += o.w;
+          }
+          *reinterpret_cast<float4*>(c_row + gn) = v;
         } else {
 #pragma unroll
           for (int q = 0; q < 4; ++q) {
-            if (gn + q < N) c_row[gn + q] = acc[i][j + q];
+            if (gn + q < N) {
+              c_row[gn + q] = accumulate ? acc[i][j + q] + __ldcg(c_row + gn + q) : acc[i][j + q];
+            }
           }
         }
       }
@@ -685,10 +760,15 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 #pragma unroll
       for (int j = 0; j < CT_TN; ++j) {
         const int gn = n0 + ThreadCol(tcol, j);
-        if (gn < N) c_row[gn] = acc[i][j];
+        if (gn < N) c_row[gn] = accumulate ? acc[i][j] + __ldcg(c_row + gn) : acc[i][j];
       }
     }
   }
+#if CT_SPLITK > 1
+  // Every thread's C writes come before the hand-over (barrier, then a release store).
+  __syncthreads();
+  if (tid == 0) StoreRelease(turn, split + 1u == splits ? 0u : split + 1u);
+#endif
 }
 
 #else  // CUTUNE_REFERENCE

@@ -1,4 +1,5 @@
 // The matmul family: C = A * B, f32, row-major, any M, N, K (kernels/matmul.cu).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,10 @@
 
 namespace cutune::kernels {
 namespace {
+
+// Turn counters in a split-K module (CT_SEMAPHORES, 256 KiB): shapes with more C tiles than
+// this run unsplit.
+constexpr int64_t kSplitKMaxTiles = 65536;
 
 int64_t Threads(const Params& p) {
   return (Get(p, "bm") / Get(p, "tm")) * (Get(p, "bn") / Get(p, "tn"));
@@ -42,6 +47,9 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"iloop", {0, 1},
                  "interior blocks run a loop of their own with pointer-stepped loads (db=1)"},
                 {"ptxo", {3, 1}, "ptxas optimization level (-O3 default, -O1)"},
+                {"splitk", {1, 2, 4, 8},
+                 "K splits per C tile, added into C in split order (for grids too small to fill "
+                 "the GPU)"},
             },
             {
                 {"bm % tm == 0 and bn % tn == 0",
@@ -116,8 +124,18 @@ class MatmulFamilyImpl final : public KernelFamily {
                  }},
                 // -O1 keeps the interior loop's global loads at its top, where -O3 sinks them
                 // past most of the FFMAs (SASS); in the one-loop kernel it gained 0.6%.
-                {"ptxo=1 only with iloop=1", [](const Params& p) {
-                   return Get(p, "ptxo") == 3 || Get(p, "iloop") == 1;
+                {"ptxo=1 only with iloop=1",
+                 [](const Params& p) { return Get(p, "ptxo") == 3 || Get(p, "iloop") == 1; }},
+                // Split-K pays where a shape has fewer C tiles than the GPU has block slots
+                // (8192x64x8192: 128 tiles of 64x64); it is the small tiles such shapes use.
+                {"splitk > 1 only with db=1, iloop=0, pad=4, bk >= 16 and 64x64, 64x128 or 128x64 "
+                 "block tiles",
+                 [](const Params& p) {
+                   const int64_t area = Get(p, "bm") * Get(p, "bn");
+                   return Get(p, "splitk") == 1 ||
+                          (Get(p, "db") == 1 && Get(p, "stages") == 0 && Get(p, "iloop") == 0 &&
+                           Get(p, "pad") == 4 && Get(p, "bk") >= 16 &&
+                           (area == 64 * 64 || area == 64 * 128));
                  }},
             }) {}
 
@@ -127,20 +145,24 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 5; }
+  int space_version() const override { return 6; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
   Params baseline() const override {
-    return {{"bm", 32}, {"bn", 32}, {"bk", 32}, {"tm", 1},   {"tn", 1},  {"vec", 1},
-            {"at", 0},  {"pad", 0}, {"db", 0},  {"warp", 0}, {"minb", 0}, {"stages", 0},
-            {"iloop", 0}, {"ptxo", 3}};
+    return {{"bm", 32},  {"bn", 32},    {"bk", 32},   {"tm", 1},   {"tn", 1},
+            {"vec", 1},  {"at", 0},     {"pad", 0},   {"db", 0},   {"warp", 0},
+            {"minb", 0}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}, {"splitk", 1}};
   }
 
-  // -D defines for every parameter; ptxo=1 adds the ptxas option as well.
+  // -D defines for every parameter; ptxo=1 adds the ptxas option as well, and split-K the
+  // number of per-tile turn counters its module holds.
   std::vector<std::string> Defines(const Params& params) const override {
     std::vector<std::string> options = DefinesFromParams(params);
     if (Get(params, "ptxo") == 1) options.push_back("--ptxas-options=-O1");
+    if (Get(params, "splitk") > 1) {
+      options.push_back("-DCT_SEMAPHORES=" + std::to_string(kSplitKMaxTiles));
+    }
     return options;
   }
 
@@ -157,10 +179,18 @@ class MatmulFamilyImpl final : public KernelFamily {
     return stages * StageFloats(params) * 4;
   }
 
+  // One block per C tile and K split. A shape splits at most once per K step, and not at all
+  // when it has more C tiles than the module has turn counters.
   LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {
     LaunchGeometry geometry;
-    geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0], Get(params, "bm")) *
-                                              CeilDiv(shape[1], Get(params, "bn")));
+    const int64_t tiles =
+        CeilDiv(shape[0], Get(params, "bm")) * CeilDiv(shape[1], Get(params, "bn"));
+    const int64_t splits =
+        tiles > kSplitKMaxTiles
+            ? 1
+            : std::max<int64_t>(
+                  1, std::min(Get(params, "splitk"), CeilDiv(shape[2], Get(params, "bk"))));
+    geometry.grid[0] = static_cast<uint32_t>(tiles * splits);
     geometry.block[0] = static_cast<uint32_t>(Threads(params));
     geometry.dynamic_shared_bytes = static_cast<uint32_t>(SharedBytes(params));
     return geometry;

@@ -40,7 +40,7 @@ run cutune devices
 for shape in 8192x8192 4096x4096 16384x16384; do
   run cutune sweep transpose --shape "$shape" --timeout 600 --top 5
 done
-for shape in 4096x4096x4096 1024x1024x1024 2048x2048x2048; do
+for shape in 4096x4096x4096 1024x1024x1024 2048x2048x2048 8192x64x8192; do
   run cutune sweep matmul --shape "$shape" --timeout 600 --top 5
 done
 run cutune get transpose --shape 8192x8192

@@ -55,9 +55,9 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
     // One -D define per parameter (a matmul ptxo=1 candidate adds a ptxas option; see below).
     EXPECT_EQ(family->Defines(family->baseline()).size(), space.parameters().size());
   }
-  // The sweep-speed target is 400 transpose candidates; matmul's sweep (1016) stays under 2 min.
+  // The sweep-speed target is 400 transpose candidates; matmul's sweep (1190) stays under 2 min.
   EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 423u);
-  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 1016u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 1190u);
   EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
               ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
   EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
@@ -67,21 +67,27 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
   EXPECT_THAT(MatmulFamily().Defines(o1), Contains("--ptxas-options=-O1"));
   EXPECT_THAT(MatmulFamily().Defines(MatmulFamily().baseline()),
               ::testing::Not(Contains(HasSubstr("ptxas"))));
+  // A split-K module holds one turn counter per C tile, as many as Geometry splits at most.
+  Params split = MatmulFamily().baseline();
+  split["splitk"] = 4;
+  EXPECT_THAT(MatmulFamily().Defines(split), Contains("-DCT_SEMAPHORES=65536"));
+  EXPECT_THAT(MatmulFamily().Defines(MatmulFamily().baseline()),
+              ::testing::Not(Contains(HasSubstr("SEMAPHORES"))));
 }
 
 TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
                             {"pad", 0},  {"swizzle", 1}, {"minb", 0}};
   EXPECT_EQ(TransposeFamily().default_space().Violation(transpose), std::nullopt);
-  const Params matmul = {{"bm", 128}, {"bn", 128}, {"bk", 8},    {"tm", 8},   {"tn", 8},
-                         {"vec", 4},  {"at", 1},   {"pad", 4},   {"db", 1},   {"warp", 1},
-                         {"minb", 2}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}};
+  const Params matmul = {{"bm", 128}, {"bn", 128},   {"bk", 8},    {"tm", 8},   {"tn", 8},
+                         {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+                         {"minb", 2}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}, {"splitk", 1}};
   EXPECT_EQ(MatmulFamily().default_space().Violation(matmul), std::nullopt);
   // The 4096^3 winner on the H200 (bench/results/h200.md): 128 accumulators, its own interior
   // loop; and the lab's best with ptxas -O1 (kernel-notes.md).
-  Params winner = {{"bm", 128}, {"bn", 128}, {"bk", 8},   {"tm", 16},   {"tn", 8},
-                   {"vec", 4},  {"at", 1},   {"pad", 4},  {"db", 1},    {"warp", 1},
-                   {"minb", 1}, {"stages", 0}, {"iloop", 1}, {"ptxo", 3}};
+  Params winner = {{"bm", 128}, {"bn", 128},   {"bk", 8},    {"tm", 16},  {"tn", 8},
+                   {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+                   {"minb", 1}, {"stages", 0}, {"iloop", 1}, {"ptxo", 3}, {"splitk", 1}};
   EXPECT_EQ(MatmulFamily().default_space().Violation(winner), std::nullopt);
   winner["bn"] = 256;
   winner["pad"] = 0;
@@ -100,6 +106,16 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   small["ptxo"] = 1;
   EXPECT_THAT(MatmulFamily().default_space().Violation(small),
               Optional(std::string("ptxo=1 only with iloop=1")));
+  // Split-K: the lab's best for 8192x64x8192 (kernel-notes.md, session 4) is in; big tiles are not.
+  Params skinny = matmul;
+  skinny["bn"] = 64;
+  skinny["bk"] = 16;
+  skinny["splitk"] = 4;
+  EXPECT_EQ(MatmulFamily().default_space().Violation(skinny), std::nullopt);
+  skinny["bn"] = 128;
+  EXPECT_THAT(MatmulFamily().default_space().Violation(skinny),
+              Optional(std::string("splitk > 1 only with db=1, iloop=0, pad=4, bk >= 16 and 64x64, "
+                                   "64x128 or 128x64 block tiles")));
   // Issue 7's variants: float4 shared-memory transposes (the H200 winner), cp.async stages.
   Params transpose4 = transpose;
   transpose4["swizzle"] = 2;
@@ -181,9 +197,19 @@ TEST(GeometryTest, MatmulCoversOddShapes) {
                 static_cast<uint64_t>((p.at("bm") / p.at("tm")) * (p.at("bn") / p.at("tn"))))
           << what;
       EXPECT_EQ(g.dynamic_shared_bytes, static_cast<uint32_t>(family.SharedBytes(p))) << what;
-      ExpectTilesCover(shape[0], shape[1], p.at("bm"), p.at("bn"), g.grid[0], what);
+      // Split-K: the splits of one C tile are adjacent blocks; a shape splits at most once per
+      // K step (1x1x1 never).
+      const int64_t splits = std::min(p.at("splitk"), CeilDiv(shape[2], p.at("bk")));
+      ASSERT_EQ(g.grid[0] % splits, 0u) << what;
+      ExpectTilesCover(shape[0], shape[1], p.at("bm"), p.at("bn"), g.grid[0] / splits, what);
     });
   }
+  // More C tiles than a split-K module has turn counters (65536): no split.
+  Params split = family.baseline();
+  split["splitk"] = 4;
+  EXPECT_EQ(family.Geometry(split, {8192, 64, 8192}).grid[0], 256u * 2 * 4);
+  EXPECT_EQ(family.Geometry(split, {256 * 32, 256 * 32, 64}).grid[0], 256u * 256 * 2);
+  EXPECT_EQ(family.Geometry(split, {256 * 32 + 1, 256 * 32, 64}).grid[0], 257u * 256);
   // The seed's kernel: 32x32 threads, A and B tiles of 32x32 floats.
   const LaunchGeometry seed = family.Geometry(family.baseline(), {4096, 4096, 4096});
   EXPECT_EQ(seed.ThreadsPerBlock(), 1024u);
