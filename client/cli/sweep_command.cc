@@ -240,9 +240,11 @@ void AddSweepCommand(CLI::App& app, Context& context) {
       "sweep", "Tune a problem on the daemon's GPU: progress, ranked table, rejected candidates");
   AddProblemOptions(cmd, options->problem);
   cmd->add_option("--strategy", options->strategy,
-                  "Search strategy: brute_force (default), random, ...");
+                  "Search strategy: brute_force (default: every candidate), random (random "
+                  "order), local (random start, then the neighbours of the best; 15% of the "
+                  "candidates unless --max-evals)");
   cmd->add_option("--max-evals", options->max_evals,
-                  "Stop after this many candidates (0: no limit)")
+                  "Stop after this many candidates (0: no limit; local: 15%)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-seconds", options->max_seconds, "Stop after this long (0: no limit)")
       ->check(CLI::NonNegativeNumber);

@@ -1,33 +1,197 @@
 #include "server/tuner/strategy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
+#include <set>
+#include <unordered_map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace cutune::tuner {
+namespace {
 
-std::vector<std::string> StrategyNames() { return {"brute_force", "random"}; }
+// Proposes a fixed list in order, skipping candidates it was told about before reaching them.
+class FixedOrder final : public Search {
+ public:
+  FixedOrder(std::vector<Params> order, int64_t invalid) : order_(std::move(order)) {
+    invalid_ = invalid;
+  }
 
-absl::StatusOr<Selection> SelectCandidates(const kernels::Space& space, std::string_view strategy,
-                                           uint64_t seed) {
+  std::vector<Params> Next(size_t n) override {
+    std::vector<Params> out;
+    while (out.size() < n && next_ < order_.size()) {
+      const Params& params = order_[next_++];
+      if (!told_.count(FormatParams(params))) out.push_back(params);
+    }
+    return out;
+  }
+  void Tell(const Params& params, std::optional<double>) override {
+    told_.insert(FormatParams(params));
+  }
+  int64_t remaining() const override { return static_cast<int64_t>(order_.size() - next_); }
+  bool adaptive() const override { return false; }
+
+ private:
+  std::vector<Params> order_;
+  size_t next_ = 0;
+  std::set<std::string> told_;
+};
+
+// Random start, then the neighbourhood of the best candidates found so far (see MakeSearch).
+// Candidates are compared by the position of each parameter's value in its list, so the distance
+// between two is the number of parameters in which they differ.
+class LocalSearch final : public Search {
+ public:
+  // Anchors tried in order of their time before falling back to the random order.
+  static constexpr size_t kAnchors = 5;
+
+  LocalSearch(const kernels::Space& space, const ValidCandidates& valid_candidates, uint64_t seed,
+              int64_t budget)
+      : rng_(seed), candidates_(valid_candidates.candidates) {
+    const std::vector<kernels::Parameter>& parameters = space.parameters();
+    for (const Params& params : candidates_) {
+      std::vector<uint8_t> code;
+      code.reserve(parameters.size());
+      for (const kernels::Parameter& parameter : parameters) {
+        const auto& values = parameter.values;
+        const auto at = std::find(values.begin(), values.end(), params.at(parameter.name));
+        code.push_back(static_cast<uint8_t>(at - values.begin()));
+      }
+      index_.emplace(FormatParams(params), codes_.size());
+      codes_.push_back(std::move(code));
+    }
+    const int64_t valid = static_cast<int64_t>(candidates_.size());
+    invalid_ = valid_candidates.invalid;
+    budget_ =
+        budget > 0
+            ? std::min(budget, valid)
+            : std::min<int64_t>(
+                  valid, std::max<int64_t>(
+                             1, std::llround(std::ceil(kLocalSearchDefaultFraction * valid))));
+    initial_ = std::max<int64_t>(1, budget_ * 3 / 10);
+    order_.resize(candidates_.size());
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::shuffle(order_.begin(), order_.end(), rng_);
+    state_.assign(candidates_.size(), State::kUnseen);
+  }
+
+  std::vector<Params> Next(size_t n) override {
+    std::vector<Params> out;
+    while (out.size() < n && used_ < budget_) {
+      const std::optional<size_t> pick = Pick();
+      if (!pick) break;
+      state_[*pick] = State::kProposed;
+      ++used_;
+      out.push_back(candidates_[*pick]);
+    }
+    return out;
+  }
+
+  void Tell(const Params& params, std::optional<double> median_us) override {
+    auto found = index_.find(FormatParams(params));
+    if (found == index_.end()) return;  // not in this space: nothing to learn from it
+    const size_t i = found->second;
+    if (state_[i] == State::kUnseen) ++used_;  // measured before: it counts toward the budget
+    state_[i] = State::kTold;
+    if (median_us && *median_us > 0) ranked_.insert({*median_us, i});
+  }
+
+  int64_t remaining() const override { return budget_ - used_; }
+  bool adaptive() const override { return true; }
+
+ private:
+  enum class State : uint8_t { kUnseen, kProposed, kTold };
+
+  std::optional<size_t> Pick() {
+    if (random_picks_ < initial_) {
+      ++random_picks_;
+      return NextInRandomOrder();
+    }
+    size_t anchors = 0;
+    for (const auto& [time, anchor] : ranked_) {
+      if (anchors++ == kAnchors) break;
+      for (int distance = 1; distance <= 2; ++distance) {
+        std::vector<size_t> near;
+        for (size_t j = 0; j < candidates_.size(); ++j) {
+          if (state_[j] == State::kUnseen && Distance(anchor, j) == distance) near.push_back(j);
+        }
+        if (!near.empty()) {
+          std::uniform_int_distribution<size_t> any(0, near.size() - 1);
+          return near[any(rng_)];
+        }
+      }
+    }
+    return NextInRandomOrder();
+  }
+
+  std::optional<size_t> NextInRandomOrder() {
+    while (cursor_ < order_.size() && state_[order_[cursor_]] != State::kUnseen) ++cursor_;
+    if (cursor_ == order_.size()) return std::nullopt;
+    return order_[cursor_++];
+  }
+
+  int Distance(size_t a, size_t b) const {
+    int d = 0;
+    for (size_t k = 0; k < codes_[a].size(); ++k) d += codes_[a][k] != codes_[b][k];
+    return d;
+  }
+
+  std::mt19937_64 rng_;
+  std::vector<Params> candidates_;
+  std::vector<std::vector<uint8_t>> codes_;  // per candidate: each parameter's value position
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<size_t> order_;  // the random order
+  size_t cursor_ = 0;
+  std::vector<State> state_;
+  std::set<std::pair<double, size_t>> ranked_;  // measured candidates, fastest first
+  int64_t budget_ = 0, initial_ = 0, used_ = 0, random_picks_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::string> StrategyNames() { return {"brute_force", "random", "local"}; }
+
+ValidCandidates EnumerateValid(const kernels::Space& space) {
+  ValidCandidates valid;
+  space.ForEachValid([&](uint64_t, const Params& params) { valid.candidates.push_back(params); });
+  valid.invalid =
+      static_cast<int64_t>(space.CartesianSize()) - static_cast<int64_t>(valid.candidates.size());
+  return valid;
+}
+
+absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
+                                                   const ValidCandidates& valid,
+                                                   std::string_view strategy, uint64_t seed,
+                                                   int64_t budget) {
+  if (strategy == "local") return std::make_unique<LocalSearch>(space, valid, seed, budget);
   if (strategy != "brute_force" && strategy != "random") {
     return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", std::string(strategy),
                                                    "' (known: ",
                                                    absl::StrJoin(StrategyNames(), ", "), ")"));
   }
-  Selection selection;
-  space.ForEachValid([&](uint64_t, const Params& params) {
-    selection.candidates.push_back(params);
-  });
-  selection.invalid =
-      static_cast<int64_t>(space.CartesianSize()) - static_cast<int64_t>(selection.candidates.size());
+  std::vector<Params> candidates = valid.candidates;
   if (strategy == "random") {
     std::mt19937_64 rng(seed);
-    std::shuffle(selection.candidates.begin(), selection.candidates.end(), rng);
+    std::shuffle(candidates.begin(), candidates.end(), rng);
   }
-  return selection;
+  return std::make_unique<FixedOrder>(std::move(candidates), valid.invalid);
+}
+
+absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
+                                                   std::string_view strategy, uint64_t seed,
+                                                   int64_t budget) {
+  const auto names = StrategyNames();
+  if (std::find(names.begin(), names.end(), strategy) == names.end()) {
+    return MakeSearch(space, ValidCandidates{}, strategy, seed, budget);  // the error, at once
+  }
+  return MakeSearch(space, EnumerateValid(space), strategy, seed, budget);
+}
+
+std::unique_ptr<Search> ListSearch(std::vector<Params> candidates) {
+  return std::make_unique<FixedOrder>(std::move(candidates), 0);
 }
 
 }  // namespace cutune::tuner

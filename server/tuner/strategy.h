@@ -1,7 +1,11 @@
-// Search strategies: which candidates of a space a sweep evaluates, and in what order.
+// Search strategies: which candidates of a space a sweep evaluates, and in what order. A search
+// proposes candidates (Next) and hears how each one did (Tell); the fixed-order strategies ignore
+// what they hear, the local search steers by it.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,15 +15,57 @@
 
 namespace cutune::tuner {
 
-struct Selection {
-  std::vector<Params> candidates;  // valid ones, in evaluation order
-  int64_t invalid = 0;             // combinations that break a constraint
+class Search {
+ public:
+  virtual ~Search() = default;
+
+  // Up to `n` valid candidates not proposed or told before; none when the search is done.
+  virtual std::vector<Params> Next(size_t n) = 0;
+  // How a candidate went: its median time, or nullopt when it failed (compile, fault, wrong
+  // answer, ...). Candidates measured earlier (a resumed sweep) may be told before any Next; the
+  // search then never proposes them.
+  virtual void Tell(const Params& params, std::optional<double> median_us) = 0;
+
+  // At most how many candidates Next will still propose.
+  virtual int64_t remaining() const = 0;
+  // True when later proposals depend on what it was told: the sweep then compiles only a short
+  // window ahead instead of every candidate at once.
+  virtual bool adaptive() const = 0;
+  // Combinations of the space that break a constraint.
+  int64_t invalid() const { return invalid_; }
+
+ protected:
+  int64_t invalid_ = 0;
 };
 
-// "brute_force": every valid candidate in index order. "random": valid candidates in a seeded
-// random order (truncated by the caller's evaluation budget). INVALID_ARGUMENT for others.
-absl::StatusOr<Selection> SelectCandidates(const kernels::Space& space, std::string_view strategy,
-                                           uint64_t seed);
+// The fraction of the valid candidates the local search evaluates when no budget is given: the
+// design target is within 3% of the full sweep's best with at most 15% of its evaluations.
+inline constexpr double kLocalSearchDefaultFraction = 0.15;
+
+// "brute_force": every valid candidate in index order. "random": the valid candidates in a
+// seeded random order (the caller's evaluation budget truncates it). "local": a seeded random
+// sample of 30% of the budget, then the untried candidates that differ from the best one found so
+// far in one parameter (else two), falling back to the next best and then to the random order;
+// `budget` candidates in all (0: kLocalSearchDefaultFraction of the valid ones, at least 1).
+// INVALID_ARGUMENT names the known strategies for any other name.
+absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
+                                                   std::string_view strategy, uint64_t seed,
+                                                   int64_t budget);
+
+// A space's valid candidates in index order, and how many combinations break a constraint:
+// enumerated once (matmul's 4.7 million combinations take seconds) and shared by many searches.
+struct ValidCandidates {
+  std::vector<Params> candidates;
+  int64_t invalid = 0;
+};
+ValidCandidates EnumerateValid(const kernels::Space& space);
+// MakeSearch over candidates enumerated before; `valid` must be EnumerateValid(space).
+absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
+                                                   const ValidCandidates& valid,
+                                                   std::string_view strategy, uint64_t seed,
+                                                   int64_t budget);
+// A search that proposes exactly `candidates`, in order (an explicit list from the caller).
+std::unique_ptr<Search> ListSearch(std::vector<Params> candidates);
 
 std::vector<std::string> StrategyNames();
 

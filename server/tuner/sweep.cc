@@ -1,8 +1,11 @@
 #include "server/tuner/sweep.h"
 
 #include <algorithm>
+#include <deque>
 #include <future>
+#include <limits>
 #include <map>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "server/tuner/candidate.h"
@@ -56,6 +59,12 @@ std::string LogExcerpt(const std::string& log) {
 
 // Equal medians are broken by parameters, as the store breaks them, so the winner a sweep
 // reports is the one stored.
+// What a search hears about a row: its median time when it ran correctly.
+std::optional<double> OkTime(const Measurement& row) {
+  if (row.outcome != Outcome::kOk) return std::nullopt;
+  return row.timing.median_us;
+}
+
 bool Faster(const Measurement& a, const Measurement& b) {
   if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
   return FormatParams(a.params) < FormatParams(b.params);
@@ -95,8 +104,7 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     return absl::InvalidArgumentError("budgets must not be negative");
   }
   const kernels::Space& space = options.space ? *options.space : family.default_space();
-  auto selection = SelectCandidates(space, options.strategy, options.seed);
-  if (!selection.ok()) return selection.status();
+  std::unique_ptr<Search> search;
   if (!options.candidates.empty()) {
     for (const Params& params : options.candidates) {
       if (auto s = space.Check(params, /*strict=*/false); !s.ok()) return s;
@@ -105,8 +113,11 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
             absl::StrCat("candidate ", FormatParams(params), " breaks a constraint: ", *why));
       }
     }
-    selection->candidates = options.candidates;
-    selection->invalid = 0;
+    search = ListSearch(options.candidates);
+  } else {
+    auto made = MakeSearch(space, options.strategy, options.seed, options.max_evaluations);
+    if (!made.ok()) return made.status();
+    search = *std::move(made);
   }
 
   auto info = worker_.Start();
@@ -119,21 +130,21 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   result.driver_version = info->driver_version();
   result.nvrtc_version = info->nvrtc_version();
   result.arch = limits.Arch();
-  result.invalid = selection->invalid;
+  result.invalid = search->invalid();
 
-  // Resumed rows count as done; the rest, up to the evaluation budget, are this run's work.
+  // Resumed rows count as done and are told to the search, which never proposes them again; up
+  // to the evaluation budget of what it proposes is this run's work.
   std::map<std::string, Measurement> finished;
-  for (const Measurement& row : options.finished) finished[FormatParams(row.params)] = row;
-  std::vector<Params> todo;
-  for (Params& params : selection->candidates) {
-    if (!finished.count(FormatParams(params))) todo.push_back(std::move(params));
+  for (const Measurement& row : options.finished) {
+    finished[FormatParams(row.params)] = row;
+    search->Tell(row.params, OkTime(row));
   }
-  if (options.max_evaluations > 0 && static_cast<int>(todo.size()) > options.max_evaluations) {
-    todo.resize(options.max_evaluations);
-    result.budget_exhausted = true;
-  }
+  const int64_t quota =
+      options.max_evaluations > 0 ? options.max_evaluations : std::numeric_limits<int64_t>::max();
 
-  // Compile everything ahead: the pool works while the GPU measures.
+  // Candidates are compiled ahead so that the pool works while the GPU measures: all of them for
+  // a fixed order, a window for a search that steers by the results (enough to keep the GPU fed,
+  // few enough that each proposal knows nearly every result before it).
   struct Pending {
     Params params;
     std::optional<std::string> pruned;
@@ -145,17 +156,31 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     std::shared_ptr<std::atomic<bool>> flag;
     ~AbandonOnExit() { flag->store(true); }
   } abandon_on_exit{abandon};
-  std::vector<Pending> pending;
-  pending.reserve(todo.size());
-  for (Params& params : todo) {
-    Pending p;
-    p.pruned = family.PruneForDevice(params, limits);
-    if (!p.pruned) {
-      p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch), abandon);
+  const size_t window = search->adaptive() ? static_cast<size_t>(2 * std::max(pool_.threads(), 4))
+                                           : std::numeric_limits<size_t>::max();
+  std::deque<Pending> pending;
+  int64_t proposed = 0;
+  auto refill = [&] {
+    while (pending.size() < window && proposed < quota) {
+      const int64_t room = std::min<int64_t>(
+          quota - proposed,
+          static_cast<int64_t>(std::min<size_t>(window - pending.size(), size_t{1} << 30)));
+      std::vector<Params> next = search->Next(static_cast<size_t>(room));
+      if (next.empty()) return;
+      for (Params& params : next) {
+        if (finished.count(FormatParams(params))) continue;
+        Pending p;
+        p.pruned = family.PruneForDevice(params, limits);
+        if (!p.pruned) {
+          p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch), abandon);
+        }
+        p.params = std::move(params);
+        pending.push_back(std::move(p));
+        ++proposed;
+      }
     }
-    p.params = std::move(params);
-    pending.push_back(std::move(p));
-  }
+  };
+  refill();
 
   auto phase = Clock::now();
   wpb::Prepare prepare;
@@ -180,7 +205,8 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   result.time.reference = Seconds(phase);
 
   Progress progress;
-  progress.total = static_cast<int64_t>(finished.size() + pending.size());
+  progress.total = static_cast<int64_t>(finished.size() + pending.size()) +
+                   std::min(search->remaining(), quota - proposed);
   auto record = [&](Measurement row) {
     DeriveFigures(family, options.shape, result.reference_us, row);
     ++progress.done;
@@ -202,26 +228,18 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   }
 
   const wpb::TimingPolicy policy = Policy(options.timing);
-  for (Pending& p : pending) {
-    if (cancel != nullptr && cancel->load()) {
-      result.cancelled = true;
-      break;
-    }
-    if (options.max_seconds > 0 && Seconds(began) > options.max_seconds) {
-      result.budget_exhausted = true;
-      break;
-    }
+  // One candidate: its row, or an error that ends the sweep (the worker or NVRTC broke).
+  auto evaluate = [&](Pending& p) -> absl::StatusOr<Measurement> {
     Measurement row;
     row.params = p.params;
     if (p.pruned) {
       row.outcome = Outcome::kPruned;
       row.detail = *p.pruned;
-      record(std::move(row));
-      continue;
+      return row;
     }
-    phase = Clock::now();
+    const auto waited = Clock::now();
     absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
-    result.time.compile_wait += Seconds(phase);
+    result.time.compile_wait += Seconds(waited);
     if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
     row.compile_ms = compiled->compile_ms;
     result.time.compile += compiled->compile_ms / 1000.0;
@@ -231,14 +249,12 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     if (!compiled->ok) {
       row.outcome = Outcome::kCompileFailed;
       row.detail = LogExcerpt(compiled->log);
-      record(std::move(row));
-      continue;
+      return row;
     }
     if (auto why = family.PruneCompiled(p.params, row.resources, limits)) {
       row.outcome = Outcome::kPruned;
       row.detail = *why;
-      record(std::move(row));
-      continue;
+      return row;
     }
     wpb::Run run;
     wpb::Candidate* candidate = run.mutable_candidate();
@@ -256,9 +272,9 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     run.set_debug_hang(options.debug_hang.count(key) > 0);
     run.set_debug_crash(options.debug_crash.count(key) > 0);
 
-    phase = Clock::now();
+    const auto sent = Clock::now();
     auto ran = worker_.Run(run, options.candidate_timeout);
-    result.time.gpu += Seconds(phase);
+    result.time.gpu += Seconds(sent);
     if (!ran.ok()) return ran.status();
     result.time.load += ran->load_ms() / 1000;
     result.time.verify += ran->verify_ms() / 1000;
@@ -276,8 +292,26 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     row.detail = ran->detail();
     row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),
                   ran->stats().rel_spread()};
-    record(std::move(row));
+    return row;
+  };
+  while (!pending.empty()) {
+    if (cancel != nullptr && cancel->load()) {
+      result.cancelled = true;
+      break;
+    }
+    if (options.max_seconds > 0 && Seconds(began) > options.max_seconds) {
+      result.budget_exhausted = true;
+      break;
+    }
+    absl::StatusOr<Measurement> row = evaluate(pending.front());
+    if (!row.ok()) return row.status();
+    pending.pop_front();
+    search->Tell(row->params, OkTime(*row));
+    record(*std::move(row));
+    refill();
   }
+  // The evaluation budget stopped a search that had more to propose.
+  if (proposed >= quota && search->remaining() > 0) result.budget_exhausted = true;
 
   // Finalists: re-measured in turns, so that a drift in clocks or temperature hits all alike.
   phase = Clock::now();

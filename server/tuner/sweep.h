@@ -37,7 +37,7 @@ struct SweepOptions {
   // An explicit candidate list (e.g. the best configurations of another shape): replaces the
   // strategy's selection; each must obey the space's constraints.
   std::vector<Params> candidates;
-  std::string strategy = "brute_force";  // "brute_force" | "random"
+  std::string strategy = "brute_force";  // "brute_force" | "random" | "local" (strategy.h)
   int max_evaluations = 0;               // 0: no limit
   double max_seconds = 0;                // 0: no limit
   uint64_t seed = 1;                     // inputs and random strategies

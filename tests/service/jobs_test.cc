@@ -7,7 +7,6 @@
 #include "gtest/gtest.h"
 #include "kernels/family.h"
 #include "server/compiler/compiler.h"
-#include "server/tuner/strategy.h"
 #include "tests/service/harness.h"
 
 namespace cutune::service::testing {
@@ -55,13 +54,14 @@ void SeedInterruptedSweep(store::Store& store, const Shape& shape, size_t left) 
       {device, "transpose", shape, DType::kF32},
       {13000, compiler::NvrtcVersion(), family.source_hash(), family.space_version()}, "{}");
   ASSERT_TRUE(sweep.ok()) << sweep.status();
-  auto selection = tuner::SelectCandidates(family.default_space(), "brute_force", 1);
-  ASSERT_TRUE(selection.ok());
-  ASSERT_GT(selection->candidates.size(), left);
+  std::vector<Params> candidates;
+  family.default_space().ForEachValid(
+      [&](uint64_t, const Params& params) { candidates.push_back(params); });
+  ASSERT_GT(candidates.size(), left);
   std::vector<Measurement> rows;
-  for (size_t i = 0; i + left < selection->candidates.size(); ++i) {
+  for (size_t i = 0; i + left < candidates.size(); ++i) {
     Measurement m;
-    m.params = selection->candidates[i];
+    m.params = candidates[i];
     m.outcome = Outcome::kOk;
     m.timing = {10, 500.0, 490.0, 0.01};  // slower than anything the fake worker reports
     rows.push_back(std::move(m));
@@ -306,6 +306,29 @@ TEST(JobsTest, EvaluationBudgetStopsTheSweep) {
   pb::ListResultsResponse rows;
   ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
   EXPECT_THAT(rows.rows(), SizeIs(3));
+}
+
+TEST(JobsTest, LocalSearchEvaluatesItsBudgetAndNoCandidateTwice) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
+  request.set_strategy("local");
+  request.mutable_budget()->set_max_evaluations(5);
+  const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
+  ASSERT_EQ(end.state(), pb::JobProgress::SUCCEEDED) << end.error();
+  EXPECT_EQ(end.done(), 5);
+  EXPECT_EQ(end.total(), 5);
+  EXPECT_TRUE(end.has_best());
+  pb::ListResultsRequest results;
+  *results.mutable_problem() = request.problem();
+  pb::ListResultsResponse rows;
+  ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
+  ASSERT_THAT(rows.rows(), SizeIs(5));
+  std::set<std::string> distinct;
+  for (const auto& row : rows.rows()) {
+    distinct.insert(FormatParams(Params(row.params().begin(), row.params().end())));
+  }
+  EXPECT_EQ(distinct.size(), 5u);
 }
 
 TEST(JobsTest, SecondsBudgetStopsTheSweep) {

@@ -1,5 +1,9 @@
 #include "server/tuner/strategy.h"
 
+#include <cmath>
+#include <functional>
+#include <set>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/family.h"
@@ -11,37 +15,118 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Every candidate a search proposes, one at a time, each told `time` of it before the next.
+std::vector<Params> Drain(Search& search,
+                          const std::function<std::optional<double>(const Params&)>& time) {
+  std::vector<Params> proposed;
+  for (std::vector<Params> next = search.Next(1); !next.empty(); next = search.Next(1)) {
+    search.Tell(next.front(), time(next.front()));
+    proposed.push_back(next.front());
+  }
+  return proposed;
+}
+
+std::optional<double> Unit(const Params&) { return 1.0; }
+
 TEST(StrategyTest, BruteForceIsEveryValidCandidateInOrder) {
   const kernels::Space& space = kernels::TransposeFamily().default_space();
-  auto selection = SelectCandidates(space, "brute_force", 1);
-  ASSERT_TRUE(selection.ok());
-  int64_t valid = 0;
-  space.ForEachValid([&](uint64_t, const Params&) { ++valid; });
-  EXPECT_EQ(static_cast<int64_t>(selection->candidates.size()), valid);
-  EXPECT_EQ(selection->invalid + valid, static_cast<int64_t>(space.CartesianSize()));
-  for (const Params& p : selection->candidates) EXPECT_FALSE(space.Violation(p).has_value());
+  auto search = MakeSearch(space, "brute_force", 1, 0);
+  ASSERT_TRUE(search.ok());
+  const ValidCandidates valid = EnumerateValid(space);
+  EXPECT_EQ((*search)->remaining(), static_cast<int64_t>(valid.candidates.size()));
+  EXPECT_FALSE((*search)->adaptive());
+  EXPECT_EQ(Drain(**search, Unit), valid.candidates);
+  EXPECT_EQ((*search)->invalid() + static_cast<int64_t>(valid.candidates.size()),
+            static_cast<int64_t>(space.CartesianSize()));
+  for (const Params& p : valid.candidates) EXPECT_FALSE(space.Violation(p).has_value());
 }
 
 TEST(StrategyTest, RandomIsAReproduciblePermutation) {
-  const kernels::Space& space = kernels::MatmulFamily().default_space();
-  auto a = SelectCandidates(space, "random", 7);
-  auto b = SelectCandidates(space, "random", 7);
-  auto c = SelectCandidates(space, "random", 8);
-  auto all = SelectCandidates(space, "brute_force", 7);
-  ASSERT_TRUE(a.ok() && b.ok() && c.ok() && all.ok());
-  EXPECT_EQ(a->candidates, b->candidates);
-  EXPECT_NE(a->candidates, c->candidates);
-  auto sorted = a->candidates;
+  const kernels::Space& space = kernels::TransposeFamily().default_space();
+  auto a = MakeSearch(space, "random", 7, 0);
+  auto b = MakeSearch(space, "random", 7, 0);
+  auto c = MakeSearch(space, "random", 8, 0);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  const std::vector<Params> first = Drain(**a, Unit);
+  EXPECT_EQ(first, Drain(**b, Unit));
+  EXPECT_NE(first, Drain(**c, Unit));
+  auto sorted = first;
   std::sort(sorted.begin(), sorted.end());
-  auto expected = all->candidates;
+  auto expected = EnumerateValid(space).candidates;
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(sorted, expected);
 }
 
+TEST(StrategyTest, CandidatesToldBeforehandAreNotProposed) {
+  const kernels::Space& space = kernels::TransposeFamily().default_space();
+  const ValidCandidates valid = EnumerateValid(space);
+  for (const char* strategy : {"brute_force", "local"}) {
+    auto search =
+        MakeSearch(space, valid, strategy, 3, static_cast<int64_t>(valid.candidates.size()));
+    ASSERT_TRUE(search.ok());
+    (*search)->Tell(valid.candidates[0], 5.0);  // measured by an interrupted sweep
+    (*search)->Tell(valid.candidates[1], std::nullopt);
+    const std::vector<Params> rest = Drain(**search, Unit);
+    EXPECT_EQ(rest.size(), valid.candidates.size() - 2) << strategy;
+    EXPECT_THAT(rest, ::testing::Not(::testing::Contains(valid.candidates[0]))) << strategy;
+    EXPECT_THAT(rest, ::testing::Not(::testing::Contains(valid.candidates[1]))) << strategy;
+  }
+}
+
+TEST(StrategyTest, LocalSearchProposesValidCandidatesOnceWithinItsBudget) {
+  const kernels::Space& space = kernels::MatmulFamily().default_space();
+  const ValidCandidates valid = EnumerateValid(space);
+  auto search = MakeSearch(space, valid, "local", 1, 0);
+  ASSERT_TRUE(search.ok());
+  EXPECT_TRUE((*search)->adaptive());
+  // No budget: 15% of the valid candidates, rounded up.
+  const auto budget = static_cast<int64_t>(
+      std::ceil(kLocalSearchDefaultFraction * static_cast<double>(valid.candidates.size())));
+  EXPECT_EQ((*search)->remaining(), budget);
+  std::set<std::string> seen;
+  const std::vector<Params> proposed = Drain(**search, [](const Params& p) {
+    return std::optional<double>(static_cast<double>(p.at("bm") + p.at("bn")));
+  });
+  EXPECT_EQ(static_cast<int64_t>(proposed.size()), budget);
+  for (const Params& p : proposed) {
+    EXPECT_EQ(space.Violation(p), std::nullopt);
+    EXPECT_TRUE(seen.insert(FormatParams(p)).second) << "proposed twice: " << FormatParams(p);
+  }
+  EXPECT_EQ((*search)->remaining(), 0);
+  // An explicit budget, larger than the space: every candidate once.
+  auto all = MakeSearch(space, valid, "local", 1, 1'000'000);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(Drain(**all, Unit).size(), valid.candidates.size());
+}
+
+TEST(StrategyTest, LocalSearchIsReproducibleAndClimbsToTheOptimum) {
+  // A separable objective with its minimum at one valid candidate: a random 30% start, then one-
+  // and two-parameter moves from the best must reach it within 15% of the space.
+  const kernels::Space& space = kernels::MatmulFamily().default_space();
+  const ValidCandidates valid = EnumerateValid(space);
+  const Params target = valid.candidates[valid.candidates.size() / 3];
+  auto time = [&](const Params& p) {
+    double t = 100;
+    for (const auto& [name, value] : p) t += std::abs(static_cast<double>(value - target.at(name)));
+    return std::optional<double>(t);
+  };
+  std::vector<Params> runs[2];
+  for (int i = 0; i < 2; ++i) {
+    auto search = MakeSearch(space, valid, "local", 42, 0);
+    ASSERT_TRUE(search.ok());
+    runs[i] = Drain(**search, time);
+  }
+  EXPECT_EQ(runs[0], runs[1]);  // same seed, same answers: same proposals
+  EXPECT_THAT(runs[0], ::testing::Contains(target));
+  auto other = MakeSearch(space, valid, "local", 43, 0);
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(Drain(**other, time), runs[0]);
+}
+
 TEST(StrategyTest, UnknownStrategyIsInvalidArgument) {
-  auto s = SelectCandidates(kernels::TransposeFamily().default_space(), "genetic", 1);
+  auto s = MakeSearch(kernels::TransposeFamily().default_space(), "genetic", 1, 0);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(s.status().message()), HasSubstr("brute_force"));
+  EXPECT_THAT(std::string(s.status().message()), HasSubstr("brute_force, random, local"));
 }
 
 TEST(SweepTest, BadOptionsFailBeforeAnyWork) {
