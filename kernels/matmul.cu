@@ -719,7 +719,9 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   // Splits after the first add to what the earlier ones wrote, in split order. The counter is
   // read with acquire by one thread; the barrier passes its view on to the block (the pattern of
   // CUTLASS's serial split-K), and C is read past L1 (ld.global.cg).
-  unsigned int* const turn = &cutune_splitk_turn[tile];
+  // A grid that does not split (more C tiles than turn counters, or one K step) leaves the
+  // counters alone: `tile` may lie past their end.
+  unsigned int* const turn = &cutune_splitk_turn[splits > 1 ? tile : 0];
   const bool accumulate = split > 0;
   if (accumulate) {
     if (tid == 0) {
@@ -766,8 +768,10 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   }
 #if CT_SPLITK > 1
   // Every thread's C writes come before the hand-over (barrier, then a release store).
-  __syncthreads();
-  if (tid == 0) StoreRelease(turn, split + 1u == splits ? 0u : split + 1u);
+  if (splits > 1) {
+    __syncthreads();
+    if (tid == 0) StoreRelease(turn, split + 1u == splits ? 0u : split + 1u);
+  }
 #endif
 }
 

@@ -119,6 +119,27 @@ TEST_F(SweepGpuTest, EveryMatmulCandidateIsRightOnOddShapes) {
   }
 }
 
+// Split-K modules on a shape with more 64x64 C tiles (256 x 257) than their turn counters: the
+// grid does not split and the kernel must leave the counters alone (128x64 and 64x128 tiles, 32896
+// and 33024 of them, still split). C is 1 GiB.
+TEST_F(SweepGpuTest, SplitKModulesAreRightPastTheirTurnCounters) {
+  SweepOptions options;
+  options.family = &kernels::MatmulFamily();
+  options.shape = {16384, 16448, 64};
+  auto space = options.family->default_space().Narrow({{"splitk", {2, 4, 8}}});
+  ASSERT_TRUE(space.ok()) << space.status();
+  options.space = *space;
+  options.timing.min_samples = 3;
+  options.timing.max_samples = 3;
+  SweepResult r = Sweep(options);
+  auto counts = Counts(r);
+  EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size()));
+  EXPECT_GT(counts[Outcome::kOk], 100);
+  for (const Measurement& m : r.rows) {
+    if (m.outcome != Outcome::kOk) ADD_FAILURE() << FormatParams(m.params) << ": " << m.detail;
+  }
+}
+
 TEST_F(SweepGpuTest, ReferenceFiguresAreMeasured) {
   SweepOptions options;
   options.family = &kernels::MatmulFamily();
