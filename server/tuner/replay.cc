@@ -18,6 +18,7 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
   std::vector<std::string> names;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // written on Windows
     if (line.empty() || line[0] == '#') continue;
     const std::vector<std::string> fields = absl::StrSplit(line, ',');
     auto bad = [&](const std::string& what) {
@@ -57,6 +58,7 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
 absl::StatusOr<ReplayResult> Replay(const kernels::Space& space, const ValidCandidates& valid,
                                     const RecordedSweep& recorded, const std::string& strategy,
                                     uint64_t seed, int64_t budget, size_t window) {
+  if (window == 0) return absl::InvalidArgumentError("the proposal window must be at least 1");
   auto search = MakeSearch(space, valid, strategy, seed, budget);
   if (!search.ok()) return search.status();
   ReplayResult result;

@@ -31,7 +31,11 @@ class FixedOrder final : public Search {
   void Tell(const Params& params, std::optional<double>) override {
     told_.insert(FormatParams(params));
   }
-  int64_t remaining() const override { return static_cast<int64_t>(order_.size() - next_); }
+  int64_t remaining() const override {
+    int64_t left = 0;
+    for (size_t i = next_; i < order_.size(); ++i) left += !told_.count(FormatParams(order_[i]));
+    return left;
+  }
   bool adaptive() const override { return false; }
 
  private:
@@ -53,18 +57,21 @@ class LocalSearch final : public Search {
       : rng_(seed), candidates_(valid_candidates.candidates) {
     const std::vector<kernels::Parameter>& parameters = space.parameters();
     for (const Params& params : candidates_) {
-      std::vector<uint8_t> code;
+      std::vector<uint16_t> code;
       code.reserve(parameters.size());
       for (const kernels::Parameter& parameter : parameters) {
         const auto& values = parameter.values;
         const auto at = std::find(values.begin(), values.end(), params.at(parameter.name));
-        code.push_back(static_cast<uint8_t>(at - values.begin()));
+        code.push_back(static_cast<uint16_t>(at - values.begin()));
       }
       index_.emplace(FormatParams(params), codes_.size());
       codes_.push_back(std::move(code));
     }
     const int64_t valid = static_cast<int64_t>(candidates_.size());
     invalid_ = valid_candidates.invalid;
+    // An explicit budget counts proposals; the default share of the space counts candidates
+    // measured before (a resumed sweep) too.
+    count_told_ = budget <= 0;
     budget_ =
         budget > 0
             ? std::min(budget, valid)
@@ -94,12 +101,12 @@ class LocalSearch final : public Search {
     auto found = index_.find(FormatParams(params));
     if (found == index_.end()) return;  // not in this space: nothing to learn from it
     const size_t i = found->second;
-    if (state_[i] == State::kUnseen) ++used_;  // measured before: it counts toward the budget
+    if (state_[i] == State::kUnseen && count_told_) ++used_;  // measured before
     state_[i] = State::kTold;
     if (median_us && *median_us > 0) ranked_.insert({*median_us, i});
   }
 
-  int64_t remaining() const override { return budget_ - used_; }
+  int64_t remaining() const override { return std::max<int64_t>(0, budget_ - used_); }
   bool adaptive() const override { return true; }
 
  private:
@@ -141,13 +148,14 @@ class LocalSearch final : public Search {
 
   std::mt19937_64 rng_;
   std::vector<Params> candidates_;
-  std::vector<std::vector<uint8_t>> codes_;  // per candidate: each parameter's value position
+  std::vector<std::vector<uint16_t>> codes_;  // per candidate: each parameter's value position
   std::unordered_map<std::string, size_t> index_;
   std::vector<size_t> order_;  // the random order
   size_t cursor_ = 0;
   std::vector<State> state_;
   std::set<std::pair<double, size_t>> ranked_;  // measured candidates, fastest first
   int64_t budget_ = 0, initial_ = 0, used_ = 0, random_picks_ = 0;
+  bool count_told_ = false;
 };
 
 }  // namespace

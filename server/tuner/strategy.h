@@ -46,7 +46,9 @@ inline constexpr double kLocalSearchDefaultFraction = 0.15;
 // seeded random order (the caller's evaluation budget truncates it). "local": a seeded random
 // sample of 30% of the budget, then the untried candidates that differ from the best one found so
 // far in one parameter (else two), falling back to the next best and then to the random order;
-// `budget` candidates in all (0: kLocalSearchDefaultFraction of the valid ones, at least 1).
+// `budget` proposals (0: kLocalSearchDefaultFraction of the valid candidates, at least 1,
+// counting those told before as measured). Its proposals depend on the seed and on the results
+// heard before each one, so a sweep replays them exactly only with the same proposal window.
 // INVALID_ARGUMENT names the known strategies for any other name.
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    std::string_view strategy, uint64_t seed,

@@ -27,6 +27,13 @@ TEST(ReplayTest, LoadsARecordedSweep) {
   EXPECT_EQ(sweep->best_us, 4.25);
 }
 
+TEST(ReplayTest, LoadsWindowsLineEndings) {
+  auto sweep = LoadRecordedSweep(Write("crlf.csv", "a,time_us\r\n1,2.5\r\n2,\r\n"));
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(sweep->times.size(), 2u);
+  EXPECT_EQ(sweep->best_us, 2.5);
+}
+
 TEST(ReplayTest, BadRecordingsNameTheLine) {
   EXPECT_EQ(LoadRecordedSweep("/nonexistent.csv").status().code(), absl::StatusCode::kNotFound);
   for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
@@ -49,6 +56,8 @@ TEST(ReplayTest, ARecordingOfAnotherSpaceIsAPrecondition) {
   auto run = Replay(space, EnumerateValid(space), *sweep, "brute_force", 1, 0, 8);
   EXPECT_EQ(run.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(run.status().message()), HasSubstr("another version of the space"));
+  EXPECT_EQ(Replay(space, EnumerateValid(space), *sweep, "brute_force", 1, 0, 0).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 // The design target on real data: the H200's full sweep of the skinny matmul, where a single

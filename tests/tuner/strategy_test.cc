@@ -66,6 +66,9 @@ TEST(StrategyTest, CandidatesToldBeforehandAreNotProposed) {
     ASSERT_TRUE(search.ok());
     (*search)->Tell(valid.candidates[0], 5.0);  // measured by an interrupted sweep
     (*search)->Tell(valid.candidates[1], std::nullopt);
+    if (std::string(strategy) == "brute_force") {
+      EXPECT_EQ((*search)->remaining(), static_cast<int64_t>(valid.candidates.size()) - 2);
+    }
     const std::vector<Params> rest = Drain(**search, Unit);
     EXPECT_EQ(rest.size(), valid.candidates.size() - 2) << strategy;
     EXPECT_THAT(rest, ::testing::Not(::testing::Contains(valid.candidates[0]))) << strategy;
@@ -97,6 +100,28 @@ TEST(StrategyTest, LocalSearchProposesValidCandidatesOnceWithinItsBudget) {
   auto all = MakeSearch(space, valid, "local", 1, 1'000'000);
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(Drain(**all, Unit).size(), valid.candidates.size());
+}
+
+TEST(StrategyTest, LocalSearchsDefaultShareCountsCandidatesMeasuredBefore) {
+  const kernels::Space& space = kernels::TransposeFamily().default_space();
+  const ValidCandidates valid = EnumerateValid(space);
+  auto search = MakeSearch(space, valid, "local", 1, 0);
+  ASSERT_TRUE(search.ok());
+  const int64_t share = (*search)->remaining();
+  (*search)->Tell(valid.candidates[0], 1.0);
+  (*search)->Tell(valid.candidates[1], 2.0);
+  EXPECT_EQ((*search)->remaining(), share - 2);
+  // A resumed sweep that measured more than the share (a brute-force run): nothing left, and
+  // never a negative count.
+  for (const Params& p : valid.candidates) (*search)->Tell(p, 3.0);
+  EXPECT_EQ((*search)->remaining(), 0);
+  EXPECT_TRUE((*search)->Next(10).empty());
+  // An explicit budget counts only what the search proposes.
+  auto budgeted = MakeSearch(space, valid, "local", 1, 5);
+  ASSERT_TRUE(budgeted.ok());
+  (*budgeted)->Tell(valid.candidates[0], 1.0);
+  EXPECT_EQ((*budgeted)->remaining(), 5);
+  EXPECT_EQ(Drain(**budgeted, Unit).size(), 5u);
 }
 
 TEST(StrategyTest, LocalSearchIsReproducibleAndClimbsToTheOptimum) {
@@ -141,6 +166,8 @@ TEST(SweepTest, BadOptionsFailBeforeAnyWork) {
   EXPECT_EQ(sweeper.Run(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
   options.shape = {64, 64};
   options.strategy = "psychic";
+  EXPECT_EQ(sweeper.Run(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+  options.candidates = {kernels::TransposeFamily().baseline()};  // a list does not excuse it
   EXPECT_EQ(sweeper.Run(options, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
   options.strategy = "brute_force";
   options.candidates = {{{"tile", 64}}};
