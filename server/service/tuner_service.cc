@@ -329,12 +329,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   spec.shape = problem->shape;
   spec.dtype = problem->dtype;
   spec.strategy = request->strategy().empty() ? "brute_force" : request->strategy();
-  const auto strategies = tuner::StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), spec.strategy) == strategies.end()) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            absl::StrCat("unknown strategy '", spec.strategy, "' (known: ",
-                         absl::StrJoin(strategies, ", "), ")")};
-  }
+  if (auto s = tuner::CheckStrategy(spec.strategy); !s.ok()) return ToGrpc(s);
   if (request->budget().max_evaluations() < 0 || request->budget().max_seconds() < 0) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "budget values must not be negative"};
   }

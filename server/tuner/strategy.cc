@@ -162,6 +162,13 @@ class LocalSearch final : public Search {
 
 std::vector<std::string> StrategyNames() { return {"brute_force", "random", "local"}; }
 
+absl::Status CheckStrategy(std::string_view strategy) {
+  const std::vector<std::string> names = StrategyNames();
+  if (std::find(names.begin(), names.end(), strategy) != names.end()) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", std::string(strategy),
+                                                 "' (known: ", absl::StrJoin(names, ", "), ")"));
+}
+
 ValidCandidates EnumerateValid(const kernels::Space& space) {
   ValidCandidates valid;
   space.ForEachValid([&](uint64_t, const Params& params) { valid.candidates.push_back(params); });
@@ -174,12 +181,8 @@ absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const ValidCandidates& valid,
                                                    std::string_view strategy, uint64_t seed,
                                                    int64_t budget) {
+  if (auto s = CheckStrategy(strategy); !s.ok()) return s;
   if (strategy == "local") return std::make_unique<LocalSearch>(space, valid, seed, budget);
-  if (strategy != "brute_force" && strategy != "random") {
-    return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", std::string(strategy),
-                                                   "' (known: ",
-                                                   absl::StrJoin(StrategyNames(), ", "), ")"));
-  }
   std::vector<Params> candidates = valid.candidates;
   if (strategy == "random") {
     std::mt19937_64 rng(seed);
@@ -191,10 +194,7 @@ absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    std::string_view strategy, uint64_t seed,
                                                    int64_t budget) {
-  const auto names = StrategyNames();
-  if (std::find(names.begin(), names.end(), strategy) == names.end()) {
-    return MakeSearch(space, ValidCandidates{}, strategy, seed, budget);  // the error, at once
-  }
+  if (auto s = CheckStrategy(strategy); !s.ok()) return s;  // before the enumeration
   return MakeSearch(space, EnumerateValid(space), strategy, seed, budget);
 }
 

@@ -70,5 +70,7 @@ absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
 std::unique_ptr<Search> ListSearch(std::vector<Params> candidates);
 
 std::vector<std::string> StrategyNames();
+// INVALID_ARGUMENT naming the known strategies unless `strategy` is one of them.
+absl::Status CheckStrategy(std::string_view strategy);
 
 }  // namespace cutune::tuner

@@ -104,10 +104,7 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     return absl::InvalidArgumentError("budgets must not be negative");
   }
   const kernels::Space& space = options.space ? *options.space : family.default_space();
-  const std::vector<std::string> strategies = StrategyNames();
-  if (std::find(strategies.begin(), strategies.end(), options.strategy) == strategies.end()) {
-    return MakeSearch(space, ValidCandidates{}, options.strategy, 0, 0).status();
-  }
+  if (auto s = CheckStrategy(options.strategy); !s.ok()) return s;  // a list does not excuse it
   std::unique_ptr<Search> search;
   if (!options.candidates.empty()) {
     for (const Params& params : options.candidates) {
