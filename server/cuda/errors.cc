@@ -2,7 +2,11 @@
 
 namespace cutune::cuda {
 
-ErrorClass Classify(CUresult result) {
+ErrorClass Classify(CUresult result, CallSite site) {
+  if (site == CallSite::kCandidateLaunch &&
+      (result == CUDA_ERROR_INVALID_VALUE || result == CUDA_ERROR_OUT_OF_MEMORY)) {
+    return ErrorClass::kCandidateReject;  // see CallSite
+  }
   switch (result) {
     case CUDA_SUCCESS:
       return ErrorClass::kNone;
@@ -38,8 +42,8 @@ ErrorClass Classify(CUresult result) {
   }
 }
 
-std::optional<Outcome> OutcomeForError(CUresult result) {
-  switch (Classify(result)) {
+std::optional<Outcome> OutcomeForError(CUresult result, CallSite site) {
+  switch (Classify(result, site)) {
     case ErrorClass::kContextFatal:
       return Outcome::kFault;
     case ErrorClass::kCandidateReject:
