@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -61,7 +62,12 @@ Cublas::Cublas(Cublas&& other) noexcept
     : api_(std::exchange(other.api_, nullptr)), handle_(std::exchange(other.handle_, nullptr)) {}
 
 Cublas::~Cublas() {
-  if (handle_ != nullptr) api_->destroy(handle_);
+  if (handle_ == nullptr) return;
+  // Logged, never thrown: a destructor must not replace the error that may have brought us here.
+  if (int rc = api_->destroy(handle_); rc != 0) {
+    std::fprintf(stderr, "cutune: cublasDestroy failed with status %d (ignored during cleanup)\n",
+                 rc);
+  }
 }
 
 absl::Status Cublas::Sgemm(CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, int m, int n, int k) {

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/cuda/check.h"
 
 namespace cutune::cuda {
 namespace {
@@ -38,12 +39,9 @@ absl::StatusOr<const DriverApi*> Driver() {
   static const absl::StatusOr<DriverApi>* const loaded = [] {
     auto* result = new absl::StatusOr<DriverApi>(LoadDriver("libcuda.so.1"));
     if (result->ok()) {
-      CUresult init = (*result)->cuInit(0);
-      if (init != CUDA_SUCCESS) {
-        const char* name = nullptr;
-        (*result)->cuGetErrorName(init, &name);
-        *result = absl::FailedPreconditionError(absl::StrCat(
-            "no usable CUDA device: cuInit failed with ", name ? name : "?", " (", init, ")"));
+      if (auto s = CUTUNE_DRIVER_CALL(**result, cuInit, 0); !s.ok()) {
+        *result =
+            absl::FailedPreconditionError(absl::StrCat("no usable CUDA device: ", s.message()));
       }
     }
     return result;
@@ -52,16 +50,21 @@ absl::StatusOr<const DriverApi*> Driver() {
   return &**loaded;
 }
 
-std::string DescribeError(CUresult result) {
-  auto driver = Driver();
+std::string DescribeError(CUresult result, const DriverApi* api) {
+  // The lookups fail too (CUDA_ERROR_INVALID_VALUE for a number this driver does not know), and
+  // then leave the pointer unset or null: only a successful answer is used.
   const char* name = nullptr;
   const char* text = nullptr;
-  if (driver.ok()) {
-    (*driver)->cuGetErrorName(result, &name);
-    (*driver)->cuGetErrorString(result, &text);
+  if (api != nullptr && api->cuGetErrorName != nullptr &&
+      api->cuGetErrorName(result, &name) != CUDA_SUCCESS) {
+    name = nullptr;
   }
-  return absl::StrCat(name ? name : "CUDA error", " (", static_cast<int>(result), ")",
-                      text ? absl::StrCat(": ", text) : "");
+  if (api != nullptr && api->cuGetErrorString != nullptr &&
+      api->cuGetErrorString(result, &text) != CUDA_SUCCESS) {
+    text = nullptr;
+  }
+  return absl::StrCat(name != nullptr ? name : "CUDA error", " (", static_cast<int>(result), ")",
+                      text != nullptr ? absl::StrCat(": ", text) : "");
 }
 
 }  // namespace cutune::cuda

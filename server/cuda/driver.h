@@ -38,8 +38,9 @@ absl::StatusOr<const DriverApi*> Driver();
 // Loads from an explicit library path (tests use a path that does not exist).
 absl::StatusOr<DriverApi> LoadDriver(const std::string& library);
 
-// "CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered", with the driver's
-// own strings where a driver is loaded, else the number alone.
-std::string DescribeError(CUresult result);
+// "CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access was encountered", with the strings
+// of `api` (cuGetErrorName/cuGetErrorString). Where there is no table, or a lookup fails (an
+// unknown number, a driver too old to know it), the number alone: "CUDA error (12345)".
+std::string DescribeError(CUresult result, const DriverApi* api);
 
 }  // namespace cutune::cuda

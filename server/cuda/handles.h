@@ -1,6 +1,6 @@
 // Move-only RAII owners of CUDA driver objects. Destructors never throw: a failure while
-// releasing is ignored on purpose, because by then the context may already be poisoned and the
-// process is about to be replaced anyway.
+// releasing is logged and otherwise ignored, because by then the context may already be poisoned
+// and the process is about to be replaced anyway.
 #pragma once
 
 #include <cuda.h>
@@ -10,19 +10,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "server/cuda/check.h"
 #include "server/cuda/driver.h"
 
 namespace cutune::cuda {
-
-// The status for a failed driver call: "<what>: CUDA_ERROR_... (n): text". Keeps the CUresult
-// retrievable with ResultOf() so callers can classify it.
-absl::Status CheckCu(CUresult result, std::string_view what);
-CUresult ResultOf(const absl::Status& status);  // CUDA_SUCCESS when ok, else the stored result
-
 namespace internal {
 
 // Owns one driver handle, released with Release when destroyed or moved over; move-only. The
-// release functions ignore the driver's result (see the top of this file).
+// release functions log a failure and go on (see the top of this file).
 template <typename Handle, void (*Release)(Handle)>
 class UniqueHandle {
  public:

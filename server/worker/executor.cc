@@ -10,15 +10,20 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/compiler/compiler.h"
+#include "server/cuda/check.h"
 #include "server/cuda/cublas.h"
 #include "server/cuda/errors.h"
 
 namespace cutune::worker {
 namespace {
 
-using cuda::CheckCu;
-
 const cuda::DriverApi& Api() { return **cuda::Driver(); }
+
+// The calls this file checked so far, through the one check (the others follow).
+absl::Status CheckCu(CUresult result, std::string_view what) {
+  return cuda::CheckResult(result, absl::string_view(what.data(), what.size()), __FILE__, __LINE__,
+                           &Api());
+}
 
 LaunchGeometry FromProto(const wpb::Geometry& g) {
   LaunchGeometry out;
