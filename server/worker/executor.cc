@@ -17,12 +17,30 @@
 namespace cutune::worker {
 namespace {
 
+// Every call below goes through CUTUNE_DRIVER_CALL (server/cuda/check.h); none is left unchecked,
+// because a step that silently fails makes a later one lie: an output that was never poisoned
+// holds the previous candidate's correct answer, and a kernel that writes nothing then passes.
+
 const cuda::DriverApi& Api() { return **cuda::Driver(); }
 
-// The calls this file checked so far, through the one check (the others follow).
-absl::Status CheckCu(CUresult result, std::string_view what) {
-  return cuda::CheckResult(result, absl::string_view(what.data(), what.size()), __FILE__, __LINE__,
-                           &Api());
+wpb::Outcome ToProto(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return wpb::OUTCOME_OK;
+    case Outcome::kPruned:
+      return wpb::OUTCOME_PRUNED;
+    case Outcome::kCompileFailed:
+      return wpb::OUTCOME_COMPILE_FAILED;
+    case Outcome::kOutOfResources:
+      return wpb::OUTCOME_OUT_OF_RESOURCES;
+    case Outcome::kFault:
+      return wpb::OUTCOME_FAULT;
+    case Outcome::kTimeout:
+      return wpb::OUTCOME_TIMEOUT;
+    case Outcome::kWrongAnswer:
+      return wpb::OUTCOME_WRONG_ANSWER;
+  }
+  return wpb::OUTCOME_UNSPECIFIED;
 }
 
 LaunchGeometry FromProto(const wpb::Geometry& g) {
@@ -35,11 +53,55 @@ LaunchGeometry FromProto(const wpb::Geometry& g) {
   return out;
 }
 
-wpb::RunResult Reject(wpb::Outcome outcome, std::string detail) {
-  wpb::RunResult result;
-  result.set_outcome(outcome);
-  result.set_detail(std::move(detail));
-  return result;
+// What the driver says about the device, every answer checked: a worker that cannot describe
+// its GPU must not start (the supervisor prunes candidates by these limits).
+absl::StatusOr<wpb::DeviceInfo> DescribeDevice(const cuda::DriverApi& api, CUdevice device) {
+  wpb::DeviceInfo info;
+  char name[256] = {};
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceGetName, name, sizeof(name) - 1, device); !s.ok()) {
+    return s;
+  }
+  info.set_name(name);
+  CUuuid uuid{};
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceGetUuid, &uuid, device); !s.ok()) return s;
+  std::string hex = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    absl::StrAppend(&hex, absl::StrFormat("%02x", static_cast<unsigned char>(uuid.bytes[i])));
+    if (i == 3 || i == 5 || i == 7 || i == 9) hex += '-';
+  }
+  info.set_uuid(hex);
+  using Setter = void (wpb::DeviceInfo::*)(int32_t);
+  const std::pair<CUdevice_attribute, Setter> attributes[] = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &wpb::DeviceInfo::set_cc_major},
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &wpb::DeviceInfo::set_cc_minor},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &wpb::DeviceInfo::set_sm_count},
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &wpb::DeviceInfo::set_max_threads_per_block},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+       &wpb::DeviceInfo::set_max_shared_per_block_optin},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, &wpb::DeviceInfo::set_max_registers_per_block},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+       &wpb::DeviceInfo::set_max_shared_per_sm},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+       &wpb::DeviceInfo::set_max_registers_per_sm},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, &wpb::DeviceInfo::set_l2_bytes},
+      {CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &wpb::DeviceInfo::set_sm_clock_khz},
+      {CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, &wpb::DeviceInfo::set_memory_clock_khz},
+  };
+  for (const auto& [attribute, set] : attributes) {
+    int value = 0;
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceGetAttribute, &value, attribute, device);
+        !s.ok()) {
+      return cuda::Annotate(s, absl::StrCat("device attribute ", static_cast<int>(attribute)));
+    }
+    (info.*set)(value);
+  }
+  size_t total = 0;
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceTotalMem, &total, device); !s.ok()) return s;
+  info.set_total_memory_bytes(static_cast<int64_t>(total));
+  int driver_version = 0;
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDriverGetVersion, &driver_version); !s.ok()) return s;
+  info.set_driver_version(driver_version);
+  return info;
 }
 
 // Grid of 256-thread blocks covering n elements, for the support kernels.
@@ -51,6 +113,18 @@ LaunchGeometry Linear(int64_t n) {
 }
 
 }  // namespace
+
+RunFailure ClassifyRunFailure(wpb::RunResult partial, const absl::Status& status,
+                              absl::string_view stage, cuda::CallSite site) {
+  std::string detail = absl::StrCat(stage, ": ", status.message());
+  std::optional<Outcome> outcome = cuda::OutcomeForError(cuda::ResultOf(status), site);
+  if (!outcome.has_value()) {
+    return {absl::Status(status.ok() ? absl::StatusCode::kInternal : status.code(), detail)};
+  }
+  partial.set_outcome(ToProto(*outcome));
+  partial.set_detail(std::move(detail));
+  return {std::move(partial), *outcome == Outcome::kFault};
+}
 
 struct Executor::Problem {
   const kernels::KernelFamily* family = nullptr;
@@ -71,7 +145,9 @@ Executor::~Executor() {
   start_ = cuda::Event();
   stop_ = cuda::Event();
   stream_ = cuda::Stream();
-  if (context_ != nullptr) Api().cuDevicePrimaryCtxRelease(cu_device_);
+  if (context_ != nullptr) {
+    CUTUNE_DRIVER_CALL_NOEXCEPT(Api(), cuDevicePrimaryCtxRelease, cu_device_);
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
@@ -80,55 +156,24 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
   const cuda::DriverApi& api = **driver;
   std::unique_ptr<Executor> ex(new Executor);
   int count = 0;
-  if (auto s = CheckCu(api.cuDeviceGetCount(&count), "cuDeviceGetCount"); !s.ok()) return s;
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceGetCount, &count); !s.ok()) return s;
   if (ordinal < 0 || ordinal >= count) {
     return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", ordinal, " (", count,
                                             " present)"));
   }
-  if (auto s = CheckCu(api.cuDeviceGet(&ex->cu_device_, ordinal), "cuDeviceGet"); !s.ok()) return s;
-  if (auto s = CheckCu(api.cuDevicePrimaryCtxRetain(&ex->context_, ex->cu_device_),
-                       "cuDevicePrimaryCtxRetain");
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDeviceGet, &ex->cu_device_, ordinal); !s.ok()) return s;
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuDevicePrimaryCtxRetain, &ex->context_, ex->cu_device_);
       !s.ok()) {
     return s;
   }
-  if (auto s = CheckCu(api.cuCtxSetCurrent(ex->context_), "cuCtxSetCurrent"); !s.ok()) return s;
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuCtxSetCurrent, ex->context_); !s.ok()) return s;
 
+  auto described = DescribeDevice(api, ex->cu_device_);
+  if (!described.ok()) return described.status();
   wpb::DeviceInfo& info = ex->device_;
-  char name[256] = {};
-  api.cuDeviceGetName(name, sizeof(name), ex->cu_device_);
+  info = std::move(*described);
   info.set_ordinal(ordinal);
-  info.set_name(name);
   info.set_device_count(count);
-  CUuuid uuid{};
-  api.cuDeviceGetUuid(&uuid, ex->cu_device_);
-  std::string hex = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    absl::StrAppend(&hex, absl::StrFormat("%02x", static_cast<unsigned char>(uuid.bytes[i])));
-    if (i == 3 || i == 5 || i == 7 || i == 9) hex += '-';
-  }
-  info.set_uuid(hex);
-  auto attr = [&](CUdevice_attribute a) {
-    int v = 0;
-    api.cuDeviceGetAttribute(&v, a, ex->cu_device_);
-    return v;
-  };
-  info.set_cc_major(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
-  info.set_cc_minor(attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-  info.set_sm_count(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT));
-  info.set_max_threads_per_block(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
-  info.set_max_shared_per_block_optin(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN));
-  info.set_max_registers_per_block(attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK));
-  info.set_max_shared_per_sm(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR));
-  info.set_max_registers_per_sm(attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR));
-  info.set_l2_bytes(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
-  info.set_sm_clock_khz(attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
-  info.set_memory_clock_khz(attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE));
-  size_t total = 0;
-  api.cuDeviceTotalMem(&total, ex->cu_device_);
-  info.set_total_memory_bytes(static_cast<int64_t>(total));
-  int driver_version = 0;
-  api.cuDriverGetVersion(&driver_version);
-  info.set_driver_version(driver_version);
   info.set_nvrtc_version(compiler::NvrtcVersion());
 
   auto stream = cuda::Stream::Create();
@@ -173,9 +218,9 @@ absl::Status Executor::Fill(CUdeviceptr buffer, int64_t count, uint64_t seed) {
   unsigned long long s = seed;
   void* args[] = {&buffer, &n, &s};
   LaunchGeometry g = Linear(count);
-  return CheckCu(Api().cuLaunchKernel(fill_, g.grid[0], 1, 1, g.block[0], 1, 1, 0, stream_.get(),
-                                      args, nullptr),
-                 "launch cutune_fill");
+  return cuda::Annotate(CUTUNE_DRIVER_CALL(Api(), cuLaunchKernel, fill_, g.grid[0], 1, 1,
+                                           g.block[0], 1, 1, 0, stream_.get(), args, nullptr),
+                        "cutune_fill");
 }
 
 absl::Status Executor::LaunchOn(CUfunction function, const LaunchGeometry& g, CUdeviceptr output) {
@@ -186,13 +231,20 @@ absl::Status Executor::LaunchOn(CUfunction function, const LaunchGeometry& g, CU
   std::vector<void*> args;
   for (CUdeviceptr& p : pointers) args.push_back(&p);
   for (int& d : dims) args.push_back(&d);
-  return CheckCu(Api().cuLaunchKernel(function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
-                                      g.block[1], g.block[2], g.dynamic_shared_bytes,
-                                      stream_.get(), args.data(), nullptr),
-                 "cuLaunchKernel");
+  return CUTUNE_DRIVER_CALL(Api(), cuLaunchKernel, function, g.grid[0], g.grid[1], g.grid[2],
+                            g.block[0], g.block[1], g.block[2], g.dynamic_shared_bytes,
+                            stream_.get(), args.data(), nullptr);
 }
 
-absl::Status Executor::Prepare(const wpb::Prepare& prepare) {
+absl::Status Executor::MarkIfFatal(absl::Status status) {
+  // Whatever the request, a sticky error means this context can never run a kernel again.
+  if (cuda::Classify(cuda::ResultOf(status)) == cuda::ErrorClass::kContextFatal) poisoned_ = true;
+  return status;
+}
+
+absl::Status Executor::Prepare(const wpb::Prepare& prepare) { return MarkIfFatal(SetUp(prepare)); }
+
+absl::Status Executor::SetUp(const wpb::Prepare& prepare) {
   auto family = kernels::GetFamily(prepare.family());
   if (!family.ok()) return family.status();
   Shape shape(prepare.shape().begin(), prepare.shape().end());
@@ -207,7 +259,9 @@ absl::Status Executor::Prepare(const wpb::Prepare& prepare) {
                                        int64_t{0}) +
                        2 * problem->plan.output);
   size_t free_bytes = 0, total_bytes = 0;
-  Api().cuMemGetInfo(&free_bytes, &total_bytes);
+  if (auto s = CUTUNE_DRIVER_CALL(Api(), cuMemGetInfo, &free_bytes, &total_bytes); !s.ok()) {
+    return s;
+  }
   if (bytes > static_cast<int64_t>(free_bytes)) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "problem needs %.2f GB of GPU memory, %.2f GB free", bytes / 1e9, free_bytes / 1e9));
@@ -246,13 +300,17 @@ absl::Status Executor::Prepare(const wpb::Prepare& prepare) {
   if (!module.ok()) return module.status();
   auto function = module->Function(std::string(kernels::KernelFamily::kReferenceName));
   if (!function.ok()) return function.status();
-  Api().cuMemsetD32Async(problem_->reference.get(), 0xFFFFFFFFu, problem_->plan.output,
-                         stream_.get());
+  if (auto s = CUTUNE_DRIVER_CALL(Api(), cuMemsetD32Async, problem_->reference.get(), 0xFFFFFFFFu,
+                                  problem_->plan.output, stream_.get());
+      !s.ok()) {
+    return cuda::Annotate(s, "poisoning the reference output");
+  }
   if (auto s = LaunchOn(*function, (*family)->ReferenceGeometry(shape), problem_->reference.get());
       !s.ok()) {
-    return s;
+    return cuda::Annotate(s, "reference kernel");
   }
-  return CheckCu(Api().cuStreamSynchronize(stream_.get()), "reference kernel");
+  return cuda::Annotate(CUTUNE_DRIVER_CALL(Api(), cuStreamSynchronize, stream_.get()),
+                        "reference kernel");
 }
 
 absl::StatusOr<CUfunction> Executor::LoadCandidate(const wpb::Candidate& candidate) {
@@ -282,15 +340,25 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
   const int max_samples = std::max(min_samples, policy.max_samples());
   while (true) {
     if (flush_l2) {
-      api.cuMemsetD32Async(flush_buffer_.get(), static_cast<unsigned>(samples.size()),
-                           flush_buffer_.bytes() / 4, stream_.get());
+      if (auto s = CUTUNE_DRIVER_CALL(api, cuMemsetD32Async, flush_buffer_.get(),
+                                      static_cast<unsigned>(samples.size()),
+                                      flush_buffer_.bytes() / 4, stream_.get());
+          !s.ok()) {
+        return cuda::Annotate(s, "L2 flush");
+      }
     }
-    api.cuEventRecord(start_.get(), stream_.get());
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuEventRecord, start_.get(), stream_.get()); !s.ok()) {
+      return s;
+    }
     if (auto s = launch(); !s.ok()) return s;
-    api.cuEventRecord(stop_.get(), stream_.get());
-    if (auto s = CheckCu(api.cuEventSynchronize(stop_.get()), "timed launch"); !s.ok()) return s;
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuEventRecord, stop_.get(), stream_.get()); !s.ok()) {
+      return s;
+    }
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuEventSynchronize, stop_.get()); !s.ok()) {
+      return cuda::Annotate(s, "timed launch");
+    }
     float ms = 0;
-    if (auto s = CheckCu(api.cuEventElapsedTime(&ms, start_.get(), stop_.get()), "event time");
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuEventElapsedTime, &ms, start_.get(), stop_.get());
         !s.ok()) {
       return s;
     }
@@ -317,32 +385,20 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
   }
 }
 
-wpb::RunResult Executor::Run(const wpb::Run& run) {
+absl::StatusOr<wpb::RunResult> Executor::Failed(wpb::RunResult partial, const absl::Status& status,
+                                                absl::string_view stage, cuda::CallSite site) {
+  RunFailure failure = ClassifyRunFailure(std::move(partial), status, stage, site);
+  if (failure.poisons_context) poisoned_ = true;
+  return std::move(failure.result);
+}
+
+absl::StatusOr<wpb::RunResult> Executor::Run(const wpb::Run& run) {
   if (run.debug_crash()) std::abort();
   if (run.debug_hang()) {
     while (true) std::this_thread::sleep_for(std::chrono::hours(1));
   }
-  if (problem_ == nullptr) {
-    return Reject(wpb::OUTCOME_UNSPECIFIED, "no problem prepared");
-  }
+  if (problem_ == nullptr) return absl::FailedPreconditionError("no problem prepared");
   const cuda::DriverApi& api = Api();
-  // Turns a CUDA failure into the candidate's outcome; sticky errors poison this process.
-  auto fail = [&](const absl::Status& status, std::string_view stage) {
-    CUresult result = cuda::ResultOf(status);
-    cuda::ErrorClass cls = cuda::Classify(result);
-    std::string detail = absl::StrCat(std::string(stage), ": ", std::string(status.message()));
-    if (cls == cuda::ErrorClass::kContextFatal) {
-      poisoned_ = true;
-      return Reject(wpb::OUTCOME_FAULT, detail);
-    }
-    if (cls == cuda::ErrorClass::kCandidateReject || stage == "launch") {
-      // Nothing ran: the launch itself was refused, the context is intact.
-      return Reject(wpb::OUTCOME_OUT_OF_RESOURCES, detail);
-    }
-    // Unknown failure after the kernel ran: do not trust this context any further.
-    poisoned_ = true;
-    return Reject(wpb::OUTCOME_FAULT, detail);
-  };
 
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point t) {
@@ -351,63 +407,74 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
   auto phase = Clock::now();
   auto function = LoadCandidate(run.candidate());
   const double load_ms = since(phase);
-  if (!function.ok()) return fail(function.status(), "load");
+  if (!function.ok()) return Failed({}, function.status(), "load");
   wpb::RunResult result;
   result.set_load_ms(load_ms);
   phase = Clock::now();
   {
     // The driver's own account of the loaded code: authoritative whatever the compiler logged.
-    int registers = 0, shared = 0, local = 0;
-    api.cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, *function);
-    api.cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, *function);
-    api.cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, *function);
-    result.set_registers(registers);
-    result.set_static_shared_bytes(shared);
-    result.set_local_bytes(local);
+    // Every failure below keeps these figures in the result it returns.
+    using Setter = void (wpb::RunResult::*)(int32_t);
+    const std::pair<CUfunction_attribute, Setter> attributes[] = {
+        {CU_FUNC_ATTRIBUTE_NUM_REGS, &wpb::RunResult::set_registers},
+        {CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &wpb::RunResult::set_static_shared_bytes},
+        {CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &wpb::RunResult::set_local_bytes},
+    };
+    for (const auto& [attribute, set] : attributes) {
+      int value = 0;
+      if (auto s = CUTUNE_DRIVER_CALL(api, cuFuncGetAttribute, &value, attribute, *function);
+          !s.ok()) {
+        return Failed(std::move(result), s, "function attributes");
+      }
+      (result.*set)(value);
+    }
   }
-  auto reject = [&](wpb::RunResult rejected) {
-    rejected.set_registers(result.registers());
-    rejected.set_static_shared_bytes(result.static_shared_bytes());
-    rejected.set_local_bytes(result.local_bytes());
-    return rejected;
-  };
   LaunchGeometry geometry = FromProto(run.candidate().geometry());
   if (geometry.dynamic_shared_bytes > 48 * 1024) {
-    auto s = CheckCu(api.cuFuncSetAttribute(*function,
-                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                            static_cast<int>(geometry.dynamic_shared_bytes)),
-                     "cuFuncSetAttribute(max dynamic shared memory)");
-    if (!s.ok()) return reject(fail(s, "launch"));
+    if (auto s = CUTUNE_DRIVER_CALL(api, cuFuncSetAttribute, *function,
+                                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    static_cast<int>(geometry.dynamic_shared_bytes));
+        !s.ok()) {
+      return Failed(std::move(result), s, "launch", cuda::CallSite::kCandidateLaunch);
+    }
   }
   const CUdeviceptr out = problem_->output.get();
   const int64_t n = problem_->plan.output;
   // Poison: an element the candidate fails to write stays NaN and fails the check.
-  api.cuMemsetD32Async(out, 0xFFFFFFFFu, n, stream_.get());
-  if (auto s = LaunchOn(*function, geometry, out); !s.ok()) return reject(fail(s, "launch"));
-  if (auto s = CheckCu(api.cuStreamSynchronize(stream_.get()), "kernel"); !s.ok()) {
-    return reject(fail(s, "run"));
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuMemsetD32Async, out, 0xFFFFFFFFu, n, stream_.get());
+      !s.ok()) {
+    return Failed(std::move(result), s, "poisoning the output");
+  }
+  if (auto s = LaunchOn(*function, geometry, out); !s.ok()) {
+    return Failed(std::move(result), s, "launch", cuda::CallSite::kCandidateLaunch);
+  }
+  if (auto s = CUTUNE_DRIVER_CALL(api, cuStreamSynchronize, stream_.get()); !s.ok()) {
+    return Failed(std::move(result), s, "run");
   }
 
   if (run.verify()) {
     CUdeviceptr scratch = compare_scratch_.get();
-    api.cuMemsetD32Async(scratch, 0, compare_scratch_.bytes() / 4, stream_.get());
     CUdeviceptr output = out, ref = problem_->reference.get();
     long long count = n;
     CUdeviceptr sums = scratch, max_bits = scratch + 16, nonfinite = scratch + 24;
     void* args[] = {&output, &ref, &count, &sums, &max_bits, &nonfinite};
     LaunchGeometry g = Linear(n);
-    auto s = CheckCu(api.cuLaunchKernel(compare_, g.grid[0], 1, 1, g.block[0], 1, 1, 0,
-                                        stream_.get(), args, nullptr),
-                     "launch cutune_compare");
-    if (s.ok()) s = CheckCu(api.cuStreamSynchronize(stream_.get()), "cutune_compare");
     struct {
       double sums[2];
       uint32_t max_bits;
       uint32_t pad;
       unsigned long long nonfinite;
     } host{};
-    if (s.ok()) s = CheckCu(api.cuMemcpyDtoH(&host, scratch, sizeof(host)), "read comparison");
-    if (!s.ok()) return reject(fail(s, "verify"));
+    // Zeroed first: the comparison accumulates into the scratch.
+    absl::Status s = CUTUNE_DRIVER_CALL(api, cuMemsetD32Async, scratch, 0,
+                                        compare_scratch_.bytes() / 4, stream_.get());
+    if (s.ok()) {
+      s = CUTUNE_DRIVER_CALL(api, cuLaunchKernel, compare_, g.grid[0], 1, 1, g.block[0], 1, 1, 0,
+                             stream_.get(), args, nullptr);
+    }
+    if (s.ok()) s = CUTUNE_DRIVER_CALL(api, cuStreamSynchronize, stream_.get());
+    if (s.ok()) s = CUTUNE_DRIVER_CALL(api, cuMemcpyDtoH, &host, scratch, sizeof(host));
+    if (!s.ok()) return Failed(std::move(result), s, "verify");
     float max_abs = 0;
     std::memcpy(&max_abs, &host.max_bits, 4);
     double rel = host.sums[1] > 0 ? std::sqrt(host.sums[0] / host.sums[1]) : std::sqrt(host.sums[0]);
@@ -431,7 +498,7 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
   phase = Clock::now();
   auto stats = Time([&] { return LaunchOn(*function, geometry, out); }, run.timing(),
                     problem_->family->memory_bound() && run.timing().flush_l2());
-  if (!stats.ok()) return reject(fail(stats.status(), "time"));
+  if (!stats.ok()) return Failed(std::move(result), stats.status(), "time");
   result.set_time_ms(since(phase));
   result.set_outcome(wpb::OUTCOME_OK);
   *result.mutable_stats() = *stats;
@@ -439,6 +506,12 @@ wpb::RunResult Executor::Run(const wpb::Run& run) {
 }
 
 absl::StatusOr<wpb::ReferenceResult> Executor::Reference(const wpb::Reference& reference) {
+  auto result = MeasureReference(reference);
+  if (!result.ok()) return MarkIfFatal(result.status());
+  return result;
+}
+
+absl::StatusOr<wpb::ReferenceResult> Executor::MeasureReference(const wpb::Reference& reference) {
   if (problem_ == nullptr) return absl::FailedPreconditionError("no problem prepared");
   wpb::ReferenceResult result;
   const Shape& shape = problem_->shape;
@@ -448,7 +521,7 @@ absl::StatusOr<wpb::ReferenceResult> Executor::Reference(const wpb::Reference& r
     CUdeviceptr src = problem_->inputs.front().get(), dst = problem_->output.get();
     auto stats = Time(
         [&] {
-          return CheckCu(Api().cuMemcpyDtoDAsync(dst, src, bytes, stream_.get()), "copy");
+          return CUTUNE_DRIVER_CALL(Api(), cuMemcpyDtoDAsync, dst, src, bytes, stream_.get());
         },
         reference.timing(), reference.timing().flush_l2());
     if (!stats.ok()) return stats.status();

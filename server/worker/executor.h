@@ -1,6 +1,7 @@
 // The GPU side of a worker process: owns the device's primary context, the problem's buffers and
 // the loaded candidate modules; verifies each candidate against the trusted reference and times
-// it. Lives only inside cutune-worker, never in the daemon.
+// it. Lives only inside cutune-worker, never in the daemon. Every driver call is checked
+// (server/cuda/check.h) and what a failure means is decided by server/cuda/errors.h alone.
 #pragma once
 
 #include <functional>
@@ -12,11 +13,23 @@
 #include "absl/status/statusor.h"
 #include "cutune/v1/worker.pb.h"
 #include "kernels/family.h"
+#include "server/cuda/errors.h"
 #include "server/cuda/handles.h"
 
 namespace cutune::worker {
 
 namespace wpb = ::cutune::worker::v1;
+
+// How a run whose `stage` failed with `status` ends, by the rule of server/cuda/errors.h: `partial`
+// with the outcome the error implies (a sticky error: OUTCOME_FAULT, which also poisons the
+// context; a refused launch: OUTCOME_OUT_OF_RESOURCES), or, where it implies none, the status
+// itself naming the stage: the worker's own failure, which no outcome would describe truly.
+struct RunFailure {
+  absl::StatusOr<wpb::RunResult> result;
+  bool poisons_context = false;
+};
+RunFailure ClassifyRunFailure(wpb::RunResult partial, const absl::Status& status,
+                              absl::string_view stage, cuda::CallSite site = cuda::CallSite::kAny);
 
 class Executor {
  public:
@@ -28,16 +41,26 @@ class Executor {
 
   // Allocates the problem's buffers, fills inputs from the seed and computes the reference.
   absl::Status Prepare(const wpb::Prepare& prepare);
-  // Loads, verifies and times one candidate. `poisoned()` tells afterwards whether the context
-  // took a sticky error (the process must then exit).
-  wpb::RunResult Run(const wpb::Run& run);
+  // Loads, verifies and times one candidate. A failed step ends as ClassifyRunFailure says: in
+  // the candidate's outcome, or in an error status (the worker's failure, never an outcome).
+  absl::StatusOr<wpb::RunResult> Run(const wpb::Run& run);
   absl::StatusOr<wpb::ReferenceResult> Reference(const wpb::Reference& reference);
 
+  // Whether any request took a sticky error: the context is dead and the process must exit.
   bool poisoned() const { return poisoned_; }
 
  private:
   Executor() = default;
   struct Problem;
+
+  absl::Status SetUp(const wpb::Prepare& prepare);
+  absl::StatusOr<wpb::ReferenceResult> MeasureReference(const wpb::Reference& reference);
+  // Marks the executor poisoned when `status` carries a context-fatal CUresult; returns it.
+  absl::Status MarkIfFatal(absl::Status status);
+  // ClassifyRunFailure, marking the executor poisoned where the failure says so.
+  absl::StatusOr<wpb::RunResult> Failed(wpb::RunResult partial, const absl::Status& status,
+                                        absl::string_view stage,
+                                        cuda::CallSite site = cuda::CallSite::kAny);
 
   absl::StatusOr<wpb::Stats> Time(const std::function<absl::Status()>& launch,
                                   const wpb::TimingPolicy& policy, bool flush_l2);

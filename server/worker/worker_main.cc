@@ -66,9 +66,17 @@ int main(int argc, char** argv) {
         }
         break;
       }
-      case wpb::Request::kRun:
-        *response.mutable_run() = (*executor)->Run(request.run());
+      case wpb::Request::kRun: {
+        // An error here is the worker's own failure, not the candidate's outcome.
+        auto result = (*executor)->Run(request.run());
+        if (result.ok()) {
+          *response.mutable_run() = *std::move(result);
+        } else {
+          response.set_error(std::string(result.status().message()));
+          response.set_error_code(static_cast<int>(result.status().code()));
+        }
         break;
+      }
       case wpb::Request::kReference: {
         auto result = (*executor)->Reference(request.reference());
         if (result.ok()) {
