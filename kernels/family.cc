@@ -81,6 +81,10 @@ const std::string& KernelFamily::source_hash() const {
   return source_hash_;
 }
 
+absl::Status KernelFamily::ValidateParams(const Params& params) const {
+  return default_space().Admit(params, /*strict=*/true);
+}
+
 std::vector<std::string> KernelFamily::ReferenceDefines() const {
   return {std::string(kReferenceDefine)};
 }
@@ -182,6 +186,34 @@ absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name) {
   for (const KernelFamily* family : AllFamilies()) names.emplace_back(family->name());
   return absl::NotFoundError(absl::StrCat("unknown kernel family '", std::string(name),
                                           "' (known: ", absl::StrJoin(names, ", "), ")"));
+}
+
+namespace {
+
+// INVALID_ARGUMENT, not GetFamily's NOT_FOUND: here the entry naming the family is what is wrong.
+absl::StatusOr<const KernelFamily*> KnownFamily(std::string_view family) {
+  absl::StatusOr<const KernelFamily*> found = GetFamily(family);
+  if (!found.ok()) return absl::InvalidArgumentError(found.status().message());
+  return found;
+}
+
+}  // namespace
+
+absl::Status ValidateProblem(std::string_view family, const Shape& shape) {
+  absl::StatusOr<const KernelFamily*> found = KnownFamily(family);
+  if (!found.ok()) return found.status();
+  return (*found)->ValidateShape(shape);
+}
+
+absl::Status ValidateParams(std::string_view family, const Params& params) {
+  absl::StatusOr<const KernelFamily*> found = KnownFamily(family);
+  if (!found.ok()) return found.status();
+  return (*found)->ValidateParams(params);
+}
+
+absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Params& params) {
+  if (absl::Status s = ValidateProblem(family, shape); !s.ok()) return s;
+  return ValidateParams(family, params);
 }
 
 std::string_view SupportSource() { return embedded::kSupportSource; }

@@ -89,6 +89,10 @@ class KernelFamily {
 
   // INVALID_ARGUMENT naming the problem (rank, non-positive or too-large dimension).
   virtual absl::Status ValidateShape(const Shape& shape) const = 0;
+  // INVALID_ARGUMENT unless `params` is a candidate of the default space: every parameter
+  // present, known and among its values, and every constraint kept. Geometry, ThreadsPerBlock
+  // and SharedBytes may only be asked about parameters that pass.
+  absl::Status ValidateParams(const Params& params) const;
 
   virtual LaunchGeometry Geometry(const Params& params, const Shape& shape) const = 0;
   // Geometry of the reference kernel.
@@ -121,6 +125,15 @@ class KernelFamily {
 const KernelFamily* FindFamily(std::string_view name);
 std::vector<const KernelFamily*> AllFamilies();
 absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name);  // NOT_FOUND with the list
+
+// The admission check for a configuration that comes from outside a sweep of the default space
+// (an imported table, a stored winner): ValidateProblem, then ValidateParams; INVALID_ARGUMENT
+// saying why. The store asks the two halves separately, to say which member of a table is wrong.
+absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Params& params);
+// A known family and a shape it accepts (KernelFamily::ValidateShape).
+absl::Status ValidateProblem(std::string_view family, const Shape& shape);
+// A known family and parameters its KernelFamily::ValidateParams accepts.
+absl::Status ValidateParams(std::string_view family, const Params& params);
 
 // The built-in families (also reachable through the registry).
 const KernelFamily& TransposeFamily();

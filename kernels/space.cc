@@ -55,6 +55,13 @@ absl::Status Space::Check(const Params& params, bool strict) const {
                        " is not in the space (values: ", absl::StrJoin(parameter.values, ","),
                        ")"));
     }
+    const bool positive = std::all_of(parameter.values.begin(), parameter.values.end(),
+                                      [](int64_t v) { return v > 0; });
+    if (positive && found->second <= 0) {
+      return absl::InvalidArgumentError(absl::StrCat("parameter ", parameter.name, "=",
+                                                     found->second, " must be positive (values: ",
+                                                     absl::StrJoin(parameter.values, ","), ")"));
+    }
   }
   for (const auto& [name, value] : params) {
     if (!known.contains(name)) {
@@ -62,6 +69,15 @@ absl::Status Space::Check(const Params& params, bool strict) const {
                                                      "' (known: ", absl::StrJoin(known, ","),
                                                      ")"));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Space::Admit(const Params& params, bool strict) const {
+  if (absl::Status s = Check(params, strict); !s.ok()) return s;
+  if (std::optional<std::string> why = Violation(params)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("candidate ", FormatParams(params), " breaks a constraint: ", *why));
   }
   return absl::OkStatus();
 }

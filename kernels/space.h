@@ -42,7 +42,13 @@ class Space {
   // The text of the first constraint `params` breaks, or nullopt when it obeys all.
   std::optional<std::string> Violation(const Params& params) const;
   // INVALID_ARGUMENT when a parameter is missing, unknown, or (strict) not among its values.
+  // Not strict, a value outside the list must still be positive where every listed value is:
+  // constraints and launch geometry divide by such parameters.
   absl::Status Check(const Params& params, bool strict) const;
+  // Whether `params` is a candidate of this space: Check, then the constraints
+  // (INVALID_ARGUMENT "candidate <params> breaks a constraint: <text>"). The constraints run only
+  // on parameters Check accepted, since they divide by parameter values.
+  absl::Status Admit(const Params& params, bool strict) const;
 
   // The same space with some parameters restricted to the given values. Unknown names and values
   // outside the parameter's list are INVALID_ARGUMENT.

@@ -108,11 +108,7 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   std::unique_ptr<Search> search;
   if (!options.candidates.empty()) {
     for (const Params& params : options.candidates) {
-      if (auto s = space.Check(params, /*strict=*/false); !s.ok()) return s;
-      if (auto why = space.Violation(params)) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("candidate ", FormatParams(params), " breaks a constraint: ", *why));
-      }
+      if (auto s = space.Admit(params, /*strict=*/false); !s.ok()) return s;
     }
     search = ListSearch(options.candidates);
   } else {

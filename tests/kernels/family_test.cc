@@ -2,11 +2,14 @@
 // source hashes and device limit tables.
 #include "kernels/family.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -296,6 +299,91 @@ TEST(ShapeTest, ValidateShapeNamesTheProblem) {
   EXPECT_THAT(a_too_big.message(), HasSubstr("matrix MxK = 65536x65536"));
   absl::Status b_too_big = matmul.ValidateShape({16, 65536, 65536});
   EXPECT_THAT(b_too_big.message(), HasSubstr("matrix KxN = 65536x65536"));
+}
+
+void ExpectRefused(const absl::Status& status, const std::string& expected_in_message) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(expected_in_message));
+}
+
+TEST(ValidateEntryTest, AcceptsEveryCandidateOfTheDefaultSpaces) {
+  for (const KernelFamily* family : AllFamilies()) {
+    const Shape shape = family->dims().size() == 2 ? Shape{4096, 4096} : Shape{512, 512, 512};
+    uint64_t refused = 0;
+    family->default_space().ForEachValid([&](uint64_t, const Params& params) {
+      refused += !ValidateEntry(family->name(), shape, params).ok();
+    });
+    EXPECT_EQ(refused, 0u) << family->name();
+    EXPECT_TRUE(family->ValidateParams(family->baseline()).ok()) << family->name();
+  }
+}
+
+TEST(ValidateEntryTest, RefusesWhatWouldCrashTheGeometry) {
+  const Shape square = {8192, 8192};
+  Params params = TransposeFamily().baseline();
+  params["vec"] = 0;
+  ExpectRefused(ValidateEntry("transpose", square, params),
+                "parameter vec=0 is not in the space (values: 1,2,4)");
+  params = TransposeFamily().baseline();
+  params["tile"] = 0;
+  ExpectRefused(ValidateEntry("transpose", square, params), "parameter tile=0 is not in the space");
+  params = TransposeFamily().baseline();
+  params["rows"] = std::numeric_limits<int64_t>::min();
+  ExpectRefused(ValidateEntry("transpose", square, params),
+                "parameter rows=-9223372036854775808 is not in the space");
+  ExpectRefused(ValidateEntry("transpose", square, {}), "missing parameter 'smem'");
+  params = TransposeFamily().baseline();
+  params["tiles"] = 32;
+  ExpectRefused(ValidateEntry("transpose", square, params), "unknown parameter 'tiles'");
+  // In the space but breaking a constraint: 16 rows of a 32-row block do not tile it.
+  params = TransposeFamily().baseline();
+  params["tile"] = 16;
+  ExpectRefused(ValidateEntry("transpose", square, params),
+                "breaks a constraint: tile % rows == 0");
+  Params matmul = MatmulFamily().baseline();
+  matmul["bm"] = 0;
+  ExpectRefused(ValidateEntry("matmul", {4096, 4096, 4096}, matmul),
+                "parameter bm=0 is not in the space (values: 32,64,128,256)");
+
+  ExpectRefused(ValidateEntry("transpose", {64, 64, 64}, TransposeFamily().baseline()),
+                "expected 2 dimensions (rows, cols), got 3");
+  ExpectRefused(ValidateEntry("matmul", {4096, 0, 4096}, MatmulFamily().baseline()),
+                "dimension N must be positive, got 0");
+  ExpectRefused(ValidateEntry("conv", square, TransposeFamily().baseline()),
+                "unknown kernel family 'conv' (known: transpose, matmul)");
+
+  // Its two halves, which the store asks separately.
+  EXPECT_TRUE(ValidateProblem("transpose", square).ok());
+  ExpectRefused(ValidateProblem("transpose", {64, 64, 64}), "expected 2 dimensions");
+  ExpectRefused(ValidateProblem("conv", square), "unknown kernel family 'conv'");
+  EXPECT_TRUE(ValidateParams("matmul", MatmulFamily().baseline()).ok());
+  ExpectRefused(ValidateParams("matmul", matmul), "parameter bm=0 is not in the space");
+  ExpectRefused(ValidateParams("conv", {}), "unknown kernel family 'conv'");
+}
+
+TEST(ValidateEntryTest, NoSingleBadValueCrashesIt) {
+  const int64_t values[] = {0, -1, 1, 3, 1024, std::numeric_limits<int64_t>::min(),
+                            std::numeric_limits<int64_t>::max()};
+  for (const KernelFamily* family : AllFamilies()) {
+    const Shape shape = family->dims().size() == 2 ? Shape{4096, 4096} : Shape{512, 512, 512};
+    for (const Parameter& parameter : family->default_space().parameters()) {
+      for (int64_t value : values) {
+        Params params = family->baseline();
+        params[parameter.name] = value;
+        absl::Status s = ValidateEntry(family->name(), shape, params);
+        const bool listed = std::find(parameter.values.begin(), parameter.values.end(), value) !=
+                            parameter.values.end();
+        if (!listed) {
+          ExpectRefused(s, absl::StrCat("parameter ", parameter.name, "=", value,
+                                        " is not in the space"));
+        }
+        // What passes is safe to launch.
+        if (s.ok()) {
+          EXPECT_GT(family->Geometry(params, shape).block[0], 0u);
+        }
+      }
+    }
+  }
 }
 
 TEST(WorkTest, BytesFlopsAndBuffers) {

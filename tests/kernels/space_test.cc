@@ -1,9 +1,11 @@
 // Space: size without expansion, mixed-radix decoding, checks, narrowing, constraint text.
 #include "kernels/space.h"
 
+#include <limits>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -66,6 +68,47 @@ TEST(SpaceTest, CheckReportsMissingUnknownAndForeignValues) {
   absl::Status foreign = space.Check({{"a", 4}, {"b", 10}, {"c", 5}}, true);
   EXPECT_EQ(foreign.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(foreign.message(), HasSubstr("a=4 is not in the space (values: 1,2,3)"));
+}
+
+// A constraint that divides, like the families' (tile % vec == 0).
+Space DividingSpace() {
+  return Space({{"tile", {16, 32}, ""}, {"vec", {1, 2, 4}, ""}, {"pad", {0, 1}, ""}},
+               {{"tile % vec == 0",
+                 [](const Params& p) { return p.at("tile") % p.at("vec") == 0; }}});
+}
+
+TEST(SpaceTest, NonStrictCheckStillRefusesValuesAConstraintCouldDivideBy) {
+  const Space space = DividingSpace();
+  // Outside the list but of the list's kind: fine unless strict.
+  EXPECT_TRUE(space.Check({{"tile", 48}, {"vec", 8}, {"pad", 2}}, false).ok());
+  for (int64_t bad : {int64_t{0}, int64_t{-1}, std::numeric_limits<int64_t>::min()}) {
+    absl::Status s = space.Check({{"tile", 16}, {"vec", bad}, {"pad", 0}}, false);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("parameter vec=", bad,
+                                                    " must be positive (values: 1,2,4)")));
+  }
+  // A parameter whose list holds 0 may be 0 or below.
+  EXPECT_TRUE(space.Check({{"tile", 16}, {"vec", 1}, {"pad", -1}}, false).ok());
+}
+
+TEST(SpaceTest, AdmitChecksTheParametersBeforeTheConstraints) {
+  const Space space = DividingSpace();
+  EXPECT_TRUE(space.Admit({{"tile", 32}, {"vec", 4}, {"pad", 1}}, true).ok());
+  // vec=0 would divide by zero in the constraint: it never gets there.
+  absl::Status zero = space.Admit({{"tile", 32}, {"vec", 0}, {"pad", 1}}, true);
+  EXPECT_EQ(zero.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(zero.message(), HasSubstr("parameter vec=0 is not in the space (values: 1,2,4)"));
+  zero = space.Admit({{"tile", 32}, {"vec", 0}, {"pad", 1}}, false);
+  EXPECT_THAT(zero.message(), HasSubstr("parameter vec=0 must be positive"));
+  absl::Status missing = space.Admit({{"tile", 32}, {"pad", 1}}, true);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(missing.message(), HasSubstr("missing parameter 'vec'"));
+  absl::Status broken = space.Admit({{"tile", 36}, {"vec", 8}, {"pad", 1}}, false);
+  EXPECT_EQ(broken.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(broken.message(),
+              HasSubstr("candidate pad=1,tile=36,vec=8 breaks a constraint: tile % vec == 0"));
+  EXPECT_THAT(space.Admit({{"tile", 36}, {"vec", 8}, {"pad", 1}}, true).message(),
+              HasSubstr("tile=36 is not in the space"));
 }
 
 TEST(SpaceTest, NarrowRestrictsValuesAndRejectsUnknowns) {
