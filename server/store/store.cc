@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <tuple>
 
@@ -54,6 +55,15 @@ std::string_view LookupRungName(LookupRung rung) {
       return "family_default";
   }
   return "?";
+}
+
+absl::Status EntryValidator::operator()(std::string_view family, const Shape& shape,
+                                        const Params& configuration) const {
+  if (problem) {
+    if (absl::Status s = problem(family, shape); !s.ok()) return s;
+  }
+  if (params) return params(family, configuration);
+  return absl::OkStatus();
 }
 
 namespace {
@@ -412,11 +422,13 @@ struct Store::WinnerCache {
   std::vector<DeviceModel> models;  // every device model, by name
 };
 
-Store::Store(Db writer, Db reader) : writer_(std::move(writer)), reader_(std::move(reader)) {}
+Store::Store(Db writer, Db reader, StoreOptions options)
+    : options_(std::move(options)), writer_(std::move(writer)), reader_(std::move(reader)) {}
 
 Store::~Store() = default;
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                                  const StoreOptions& options) {
   if (path.empty()) return absl::InvalidArgumentError("empty database path");
   absl::StatusOr<Db> writer = Db::Open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   if (!writer.ok()) return writer.status();
@@ -448,15 +460,34 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
   sqlite3_busy_timeout(reader->get(), 5000);
   if (absl::Status s = reader->Exec("PRAGMA query_only = ON"); !s.ok()) return s;
 
-  std::unique_ptr<Store> store(new Store(*std::move(writer), *std::move(reader)));
+  std::unique_ptr<Store> store(new Store(*std::move(writer), *std::move(reader), options));
   std::lock_guard<std::mutex> lock(store->write_mu_);
   if (absl::Status s = store->RefreshCacheLocked(); !s.ok()) return s;
   return store;
 }
 
+void Store::DropRefused(std::vector<Winner>& winners, bool log) {
+  if (!options_.validator) return;
+  std::erase_if(winners, [&](const Winner& w) {
+    absl::Status s = options_.validator(w.family, w.shape, w.measurement.params);
+    if (s.ok()) return false;
+    if (log) {
+      const Params& params = w.measurement.params;
+      std::string line = absl::StrCat(
+          "cutune store: skipping winner ", w.family, " ", FormatShape(w.shape), " ",
+          params.empty() ? "(no parameters)" : FormatParams(params), " of ", w.device.name, ": ",
+          s.message());
+      std::lock_guard<std::mutex> lock(log_mu_);
+      if (logged_.insert(line).second) std::cerr << line << "\n";
+    }
+    return true;
+  });
+}
+
 absl::Status Store::RefreshCacheLocked() {
   absl::StatusOr<std::vector<Winner>> winners = QueryWinners(writer_, "");
   if (!winners.ok()) return winners.status();
+  DropRefused(*winners, /*log=*/true);
   auto cache = std::make_shared<WinnerCache>();
   cache->winners = *std::move(winners);
   absl::StatusOr<Stmt> models = Stmt::Prepare(
@@ -821,8 +852,13 @@ absl::StatusOr<std::vector<DeviceModel>> Store::ListDeviceModels() {
 }
 
 absl::StatusOr<std::vector<Winner>> Store::ListWinners(std::string_view device_model) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  return QueryWinners(reader_, device_model);
+  absl::StatusOr<std::vector<Winner>> winners;
+  {
+    std::lock_guard<std::mutex> lock(read_mu_);
+    winners = QueryWinners(reader_, device_model);
+  }
+  if (winners.ok()) DropRefused(*winners, /*log=*/false);  // the cache has said so already
+  return winners;
 }
 
 absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
@@ -838,6 +874,13 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
   for (SweepInfo& info : *sweeps) {
     absl::StatusOr<std::vector<StoredRow>> rows = QuerySweepRows(reader_, info.id);
     if (!rows.ok()) return rows.status();
+    const EntryValidator& validator = options_.validator;
+    if (validator.problem && !validator.problem(info.family, info.shape).ok()) continue;
+    if (validator.params) {
+      std::erase_if(*rows, [&](const StoredRow& row) {
+        return !validator.params(info.family, row.measurement.params).ok();
+      });
+    }
     out.push_back({std::move(info), *std::move(rows)});
   }
   return out;

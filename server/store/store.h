@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -137,6 +138,27 @@ struct LookupResult {
 
 enum class MergePolicy { kKeepFaster, kKeepNewer, kFailOnConflict };
 
+// The kernel families' rules, which the store does not link: whether a family accepts a problem
+// (family, shape), and whether a configuration is in the family's space. Each answers OK or
+// INVALID_ARGUMENT saying why; the daemon passes {kernels::ValidateProblem,
+// kernels::ValidateParams}. Parameters outside the space can crash whoever computes a launch from
+// them (a zero divisor), so a stored winner refused here is never served. Empty: no checks.
+struct EntryValidator {
+  std::function<absl::Status(std::string_view family, const Shape& shape)> problem;
+  // Asked only about a problem `problem` accepted.
+  std::function<absl::Status(std::string_view family, const Params& params)> params;
+
+  explicit operator bool() const { return problem != nullptr || params != nullptr; }
+  // Both: OK, or the first refusal.
+  absl::Status operator()(std::string_view family, const Shape& shape,
+                          const Params& configuration) const;
+};
+
+struct StoreOptions {
+  // Empty: every stored winner and row is trusted.
+  EntryValidator validator = {};
+};
+
 struct ImportBatch {
   std::vector<DeviceModel> devices;
   std::vector<Winner> winners;
@@ -158,8 +180,11 @@ class Store {
  public:
   static constexpr std::string_view kDefaultPath = "./cutune.db";
 
-  // Creates or migrates the database at `path`.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  // Creates or migrates the database at `path`. Winners, sweeps and rows the validator refuses
+  // (stored by an older cutune) stay in the file but are skipped by Lookup, ListWinners and
+  // ListFinishedSweeps; each skipped winner is reported once on stderr.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     const StoreOptions& options = {});
 
   // Records the device model (name, compute capability, SMs, memory) and the individual GPU.
   absl::Status UpsertDevice(const DeviceDescription& device, int driver_version);
@@ -193,9 +218,10 @@ class Store {
   absl::StatusOr<std::vector<StoredRow>> ListRows(const RowQuery& query);
 
   absl::StatusOr<std::vector<DeviceModel>> ListDeviceModels();
-  // Winners, optionally of one device model (empty: all), unordered.
+  // Winners, optionally of one device model (empty: all), unordered; none the validator refuses.
   absl::StatusOr<std::vector<Winner>> ListWinners(std::string_view device_model);
-  // Finished sweeps with their rows, optionally of one device model.
+  // Finished sweeps with their rows, optionally of one device model; sweeps and rows the
+  // validator refuses are left out.
   absl::StatusOr<std::vector<SweepWithRows>> ListFinishedSweeps(std::string_view device_model);
 
   // The fallback ladder; never fails: with nothing tuned the answer is the family default.
@@ -214,10 +240,15 @@ class Store {
 
  private:
   struct WinnerCache;
-  Store(Db writer, Db reader);
+  Store(Db writer, Db reader, StoreOptions options);
   absl::Status RefreshCacheLocked();  // requires write_mu_
   std::shared_ptr<const WinnerCache> Snapshot() const;
+  // Drops the winners the validator refuses; with `log`, says so once per winner on stderr.
+  void DropRefused(std::vector<Winner>& winners, bool log);
 
+  const StoreOptions options_;
+  std::mutex log_mu_;
+  std::set<std::string> logged_;  // winners already reported as skipped
   std::mutex write_mu_;
   Db writer_;
   std::mutex read_mu_;

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <initializer_list>
 #include <map>
+#include <new>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -107,15 +108,47 @@ auto ProblemOrder(const std::string& family, DType dtype, const Shape& shape) {
 
 // --- validation -------------------------------------------------------------------------------
 
-absl::Status Bad(const std::string& path, std::string_view what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("table ", path.empty() ? "/" : path, ": ", std::string(what)));
+// At most `max` bytes of `text`, cut at a UTF-8 character boundary, "..." marking a cut.
+std::string Cut(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return absl::StrCat(ToAbsl(text.substr(0, end)), "...");
 }
 
+// A key of the input as one step of a JSON pointer in a message: a 1 MB key must not make a
+// 1 MB error (gRPC refuses trailers that large).
+std::string Step(std::string_view key) { return Cut(key, 40); }
+
+absl::Status Bad(std::string_view path, std::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "table ", path.empty() ? "/" : Cut(path, 400), ": ", Cut(what, 600)));
+}
+
+// What a value is, for "expected X, got Y". Never recursive (nlohmann's dump is, and a deep
+// value would overflow the stack): containers are counted, scalars shown.
 std::string Got(const Json& j) {
-  std::string text = j.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  std::string text;
+  if (j.is_array()) {
+    text = absl::StrCat("an array of ", j.size(), j.size() == 1 ? " element" : " elements");
+  } else if (j.is_object()) {
+    text = absl::StrCat("an object with ", j.size(), j.size() == 1 ? " key" : " keys");
+  } else {
+    text = Cut(j.dump(-1, ' ', false, Json::error_handler_t::replace), 37);
+  }
   return absl::StrCat(", got ", text);
+}
+
+// The value of an integer that fits int64_t; nullopt for anything else (a float, a string, an
+// unsigned number above INT64_MAX), so that no get<> can throw or wrap.
+std::optional<int64_t> Int64Of(const Json& j) {
+  if (j.is_number_unsigned()) {
+    uint64_t v = j.get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(v);
+  }
+  if (j.is_number_integer()) return j.get<int64_t>();
+  return std::nullopt;
 }
 
 absl::Status CheckObject(const Json& j, const std::string& path,
@@ -130,7 +163,7 @@ absl::Status CheckObject(const Json& j, const std::string& path,
   for (const auto& [key, value] : j.items()) {
     bool known = std::find(required.begin(), required.end(), key) != required.end() ||
                  std::find(optional.begin(), optional.end(), key) != optional.end();
-    if (!known) return Bad(absl::StrCat(path, "/", key), "unknown field");
+    if (!known) return Bad(absl::StrCat(path, "/", Step(key)), "unknown field");
   }
   return absl::OkStatus();
 }
@@ -149,12 +182,12 @@ absl::StatusOr<int64_t> GetInt(const Json& obj, const std::string& path, const c
   const Json& j = obj.at(key);
   std::string p = absl::StrCat(path, "/", key);
   if (!j.is_number_integer()) return Bad(p, absl::StrCat("expected an integer", Got(j)));
-  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(max)) {
-    return Bad(p, absl::StrCat("must be at most ", max, Got(j)));
+  std::optional<int64_t> v = Int64Of(j);
+  if (!v) return Bad(p, absl::StrCat("must be at most ", max, Got(j)));
+  if (*v < min || *v > max) {
+    return Bad(p, absl::StrCat("must be in [", min, ", ", max, "]", Got(j)));
   }
-  int64_t v = j.get<int64_t>();
-  if (v < min || v > max) return Bad(p, absl::StrCat("must be in [", min, ", ", max, "]", Got(j)));
-  return v;
+  return *v;
 }
 
 constexpr int64_t kIntMax = 2147483647;
@@ -192,11 +225,14 @@ absl::StatusOr<Shape> GetShape(const Json& obj, const std::string& path) {
   }
   Shape shape;
   for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_number_integer() || j[i].get<int64_t>() <= 0 ||
-        (j[i].is_number_unsigned() && j[i].get<uint64_t>() > INT64_MAX)) {
+    std::optional<int64_t> d = Int64Of(j[i]);
+    if (!d && j[i].is_number_integer()) {
+      return Bad(absl::StrCat(p, "/", i), absl::StrCat("must be at most ", INT64_MAX, Got(j[i])));
+    }
+    if (!d || *d <= 0) {
       return Bad(absl::StrCat(p, "/", i), absl::StrCat("expected a positive integer", Got(j[i])));
     }
-    shape.push_back(j[i].get<int64_t>());
+    shape.push_back(*d);
   }
   return shape;
 }
@@ -210,12 +246,17 @@ absl::StatusOr<Params> GetParams(const Json& obj, const std::string& path) {
     bool name_ok = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
       return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
     });
-    if (!name_ok) return Bad(absl::StrCat(p, "/", name), "parameter names are [A-Za-z0-9_]+");
-    if (!value.is_number_integer() ||
-        (value.is_number_unsigned() && value.get<uint64_t>() > INT64_MAX)) {
-      return Bad(absl::StrCat(p, "/", name), absl::StrCat("expected an integer", Got(value)));
+    if (!name_ok) {
+      return Bad(absl::StrCat(p, "/", Step(name)), "parameter names are [A-Za-z0-9_]+");
     }
-    params[name] = value.get<int64_t>();
+    std::optional<int64_t> v = Int64Of(value);
+    if (!v) {
+      return Bad(absl::StrCat(p, "/", name),
+                 absl::StrCat(value.is_number_integer() ? "must be at most 9223372036854775807"
+                                                        : "expected an integer",
+                              Got(value)));
+    }
+    params[name] = *v;
   }
   return params;
 }
@@ -327,7 +368,7 @@ absl::Status CheckFields(const Json& j, const std::string& path,
   }
   for (const auto& [key, value] : j.items()) {
     if (std::find(required.begin(), required.end(), key) == required.end()) {
-      return Bad(absl::StrCat(path, "/", key), "unknown field");
+      return Bad(absl::StrCat(path, "/", Step(key)), "unknown field");
     }
   }
   return absl::OkStatus();
@@ -373,8 +414,18 @@ absl::StatusOr<ProblemFields> GetProblemFields(const Json& e, const std::string&
   return out;
 }
 
+// A valid table nests 8 levels (root, devices, a device, sweeps, a sweep, rows, a row, its
+// params); anything much deeper is not a table, and is refused before it is built.
+constexpr int kMaxDepth = 64;
+
+// Thrown from the parser callback to stop at the first container nested too deep.
+struct TooDeep {
+  std::string where;
+};
+
 // Parses JSON text, rejecting objects that repeat a key (nlohmann would keep the last one
-// silently) and reporting syntax errors by line and column.
+// silently) and nesting deeper than kMaxDepth, and reporting syntax errors by line and column
+// and other parser errors (a number out of range) by the JSON pointer of the value.
 absl::StatusOr<Json> ParseJson(std::string_view text) {
   struct Frame {
     bool array = false;
@@ -385,10 +436,26 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
   std::vector<Frame> stack;
   std::vector<std::string> path;
   std::string duplicate;
-  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+  auto parents = [&] {
+    std::string out;
+    for (const std::string& step : path) absl::StrAppend(&out, "/", step);
+    return out;
+  };
+  // The pointer of the value being read: its parents, then its key or index.
+  auto where = [&] {
+    std::string out = parents();
+    if (!stack.empty()) {
+      const Frame& parent = stack.back();
+      absl::StrAppend(&out, "/", parent.array ? absl::StrCat(parent.next_index) : parent.key);
+    }
+    return out;
+  };
+  auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
     switch (event) {
       case Json::parse_event_t::object_start:
       case Json::parse_event_t::array_start:
+        // `depth` counts the containers around this one.
+        if (depth >= kMaxDepth) throw TooDeep{where()};
         if (!stack.empty()) {
           Frame& parent = stack.back();
           path.push_back(parent.array ? absl::StrCat(parent.next_index++) : parent.key);
@@ -402,10 +469,11 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
         break;
       case Json::parse_event_t::key: {
         std::string key = parsed.get<std::string>();
-        if (!stack.back().keys.insert(key).second && duplicate.empty()) {
-          duplicate = absl::StrCat("/", absl::StrJoin(path, "/"), path.empty() ? "" : "/", key);
+        std::string step = Step(key);
+        if (!stack.back().keys.insert(std::move(key)).second && duplicate.empty()) {
+          duplicate = absl::StrCat(parents(), "/", step);
         }
-        stack.back().key = std::move(key);
+        stack.back().key = std::move(step);
         break;
       }
       case Json::parse_event_t::value:
@@ -417,6 +485,9 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
   Json j;
   try {
     j = Json::parse(text.begin(), text.end(), callback);
+  } catch (const TooDeep& e) {
+    return Bad(e.where, absl::StrCat("nested more than ", kMaxDepth,
+                                     " levels deep (a table needs 8)"));
   } catch (const Json::parse_error& e) {
     size_t end = std::min<size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
     int line = 1;
@@ -429,10 +500,54 @@ absl::StatusOr<Json> ParseJson(std::string_view text) {
     }
     return absl::InvalidArgumentError(absl::StrCat("table is not valid JSON at line ", line,
                                                    ", column ", end - line_start + 1, ": ",
-                                                   e.what()));
+                                                   Cut(e.what(), 300)));
+  } catch (const Json::exception& e) {
+    // Not a syntax error but a value the parser cannot hold (out_of_range 406: 1e400).
+    return Bad(where(), Cut(e.what(), 300));
   }
   if (!duplicate.empty()) return Bad(duplicate, "key appears twice in one object");
   return j;
+}
+
+// --- layout -----------------------------------------------------------------------------------
+
+// Compact JSON; replaces invalid UTF-8 (a compiler message in a stored row's detail) rather than
+// throwing on it.
+std::string Compact(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+bool HoldsContainer(const Json& j) {
+  return std::any_of(j.begin(), j.end(), [](const Json& e) { return e.is_structured(); });
+}
+
+// The table layout (docs/tables.md): indented by two spaces like dump(2), but each element of
+// `winners` and `rows` on one compact line, so that a changed winner is a one-line diff, and a
+// container without containers inside (a shape, a reference) on its member's line. Recursion is
+// bounded by the table's own structure: this only prints what ExportTable built.
+void Layout(const Json& j, int indent, bool one_line_elements, std::string& out) {
+  if (!j.is_structured() || j.empty() || (!one_line_elements && !HoldsContainer(j))) {
+    out += Compact(j);
+    return;
+  }
+  const std::string pad(indent + 2, ' ');
+  out += j.is_array() ? "[\n" : "{\n";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it != j.begin()) out += ",\n";
+    out += pad;
+    if (j.is_object()) absl::StrAppend(&out, Compact(Json(it.key())), ": ");
+    if (one_line_elements) {
+      out += Compact(*it);
+    } else {
+      Layout(*it, indent + 2, j.is_object() && (it.key() == "winners" || it.key() == "rows"), out);
+    }
+  }
+  absl::StrAppend(&out, "\n", std::string(indent, ' '), j.is_array() ? "]" : "}");
+}
+
+std::string SizeText(size_t bytes) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  if (bytes % kMiB == 0) return absl::StrCat(bytes / kMiB, " MiB");
+  if (bytes >= kMiB) return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / kMiB);
+  return absl::StrCat(bytes, " bytes");
 }
 
 }  // namespace
@@ -524,11 +639,38 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
   Json table{{"format", std::string(kTableFormat)},
              {"version", kTableVersion},
              {"devices", std::move(devices_json)}};
-  return table.dump(2) + "\n";
+  std::string out;
+  Layout(table, 0, false, out);
+  out += "\n";
+  if (out.size() > options.max_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the table is ", SizeText(out.size()), ", more than the ", SizeText(options.max_bytes),
+        " a table may have; export one device model or without rows"));
+  }
+  return out;
 }
 
-absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
-                                       const std::set<std::string>& known_families) {
+namespace {
+
+// The validator's verdict on an entry at `path`: its problem, then (unless null) its parameters.
+absl::Status CheckEntry(const EntryValidator& validator, const std::string& family,
+                        const Shape& shape, const Params* params, const std::string& path) {
+  if (validator.problem) {
+    if (absl::Status s = validator.problem(family, shape); !s.ok()) {
+      return Bad(path + "/shape", ToStd(s.message()));
+    }
+  }
+  if (params != nullptr && validator.params) {
+    if (absl::Status s = validator.params(family, *params); !s.ok()) {
+      return Bad(path + "/params", ToStd(s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
+                                           const std::set<std::string>& known_families,
+                                           const EntryValidator& validator) {
   absl::StatusOr<Json> parsed = ParseJson(json_text);
   if (!parsed.ok()) return parsed.status();
   const Json& root = *parsed;
@@ -539,8 +681,7 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
     return Bad("/format", absl::StrCat("expected \"", ToAbsl(kTableFormat), "\"",
                                        root.contains("format") ? Got(root["format"]) : ""));
   }
-  if (!root.contains("version") || !root["version"].is_number_integer() ||
-      root["version"].get<int64_t>() != kTableVersion) {
+  if (!root.contains("version") || Int64Of(root["version"]) != kTableVersion) {
     return Bad("/version",
                absl::StrCat("unsupported table version (this cutune reads version ", kTableVersion,
                             ")", root.contains("version") ? Got(root["version"]) : ""));
@@ -616,6 +757,10 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       absl::StatusOr<int64_t> at = GetTime(e, wp, "measured_at");
       if (!at.ok()) return at.status();
       w.measured_at_ms = *at;
+      if (absl::Status s = CheckEntry(validator, w.family, w.shape, &w.measurement.params, wp);
+          !s.ok()) {
+        return s;
+      }
       auto key = std::make_tuple(model.name, w.family, w.provenance.source_hash, w.shape,
                                  std::string(DTypeName(w.dtype)));
       if (auto [it, inserted] = winner_paths.emplace(key, wp); !inserted) {
@@ -653,6 +798,9 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
       info.dtype = problem->dtype;
       info.shape = std::move(problem->shape);
       info.provenance = std::move(problem->provenance);
+      if (absl::Status s = CheckEntry(validator, info.family, info.shape, nullptr, sp); !s.ok()) {
+        return s;
+      }
       absl::StatusOr<std::string> status_name = GetString(e, sp, "status", true);
       if (!status_name.ok()) return status_name.status();
       absl::StatusOr<SweepStatus> status = ParseSweepStatus(*status_name);
@@ -695,6 +843,11 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
         if (!m.ok()) return m.status();
         absl::StatusOr<int64_t> at = GetTime(rows[r], rp, "measured_at");
         if (!at.ok()) return at.status();
+        if (validator.params) {
+          if (absl::Status s = validator.params(info.family, m->params); !s.ok()) {
+            return Bad(rp + "/params", ToStd(s.message()));
+          }
+        }
         if (auto [it, inserted] = row_paths.emplace(FormatParams(m->params), rp); !inserted) {
           return Bad(rp + "/params",
                      absl::StrCat("candidate ", it->first,
@@ -709,9 +862,30 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
   return batch;
 }
 
+}  // namespace
+
+absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
+                                       const std::set<std::string>& known_families,
+                                       const EntryValidator& validator) {
+  if (json_text.size() > kMaxTableBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the table is ", SizeText(json_text.size()), ", more than the ",
+                     SizeText(kMaxTableBytes), " a table may have"));
+  }
+  // The checks above are meant to leave no nlohmann call that throws; this is the guarantee.
+  try {
+    return ParseTableJson(json_text, known_families, validator);
+  } catch (const Json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("table cannot be read: ", Cut(e.what(), 300)));
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("table is too large to hold in memory");
+  }
+}
+
 absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text,
                                         const ImportOptions& options) {
-  absl::StatusOr<ImportBatch> batch = ParseTable(json_text, options.known_families);
+  absl::StatusOr<ImportBatch> batch =
+      ParseTable(json_text, options.known_families, options.validator);
   if (!batch.ok()) return batch.status();
   return store.ApplyImport(*batch, options.policy);
 }
@@ -865,7 +1039,8 @@ std::string TableDiff::ToJson() const {
     }
     entries_json.push_back(std::move(j));
   }
-  return Json{{"format", "cutune-table-diff"}, {"version", 1}, {"entries", entries_json}}.dump(2) +
+  return Json{{"format", "cutune-table-diff"}, {"version", 1}, {"entries", entries_json}}.dump(
+             2, ' ', false, Json::error_handler_t::replace) +
          "\n";
 }
 

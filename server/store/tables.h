@@ -1,8 +1,10 @@
 // Tuning tables: the JSON files CI stores per GPU model and servers import. Format and merge
 // rules are documented in docs/tables.md. Export is deterministic (sorted keys and entries,
-// figures rounded to 6 significant digits) so equal data gives byte-identical files.
+// figures rounded to 6 significant digits, one line per winner and per row) so equal data gives
+// byte-identical files.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,11 +20,16 @@ namespace cutune::store {
 inline constexpr std::string_view kTableFormat = "cutune-table";
 inline constexpr int kTableVersion = 1;
 
+// The most a table may have, exported or imported: what one gRPC message carries.
+inline constexpr size_t kMaxTableBytes = size_t{64} << 20;
+
 struct ExportOptions {
   std::string device_model;   // empty: every model in the store
   bool include_rows = false;  // also every finished sweep with all its rows
+  size_t max_bytes = kMaxTableBytes;  // lowered only by tests
 };
 
+// RESOURCE_EXHAUSTED when the table would be larger than `max_bytes`.
 absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& options);
 
 struct ImportOptions {
@@ -30,12 +37,18 @@ struct ImportOptions {
   // rejected. Empty: families are not checked.
   std::set<std::string> known_families;
   MergePolicy policy = MergePolicy::kKeepFaster;
+  // Asked about the problem of every winner and sweep, and the parameters of every winner and
+  // sweep row; empty: nothing is checked against the kernel families.
+  EntryValidator validator = {};
 };
 
-// Parses and validates a table without touching any store. Errors are INVALID_ARGUMENT naming
-// the JSON pointer (or line and column, for syntax errors) of the problem.
+// Parses and validates a table without touching any store; never throws. Errors are
+// INVALID_ARGUMENT naming the JSON pointer (or line and column, for syntax errors) of the
+// problem. Text over kMaxTableBytes is refused unread, and nesting deeper than any table needs
+// where it starts, before anything deep is built.
 absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
-                                       const std::set<std::string>& known_families);
+                                       const std::set<std::string>& known_families,
+                                       const EntryValidator& validator = {});
 
 // Validates everything, then applies the table in one transaction: any error changes nothing.
 absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text,

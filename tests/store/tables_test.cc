@@ -2,6 +2,9 @@
 // files (nothing changes, the error names where), merge policies and diffs.
 #include "server/store/tables.h"
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -207,6 +210,180 @@ TEST(TablesTest, SyntaxErrorsAndRepeatedKeysAreLocated) {
 
   stats = ImportTable(*store, "[]", {kFamilies, MergePolicy::kKeepFaster});
   EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+void ExpectInvalid(const absl::Status& status, const std::string& expected_in_message) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(expected_in_message));
+}
+
+TEST(TablesTest, DeepNestingIsRefusedWhereItStartsWithoutRecursing) {
+  // 100000 levels: describing or printing this recursively overflows the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  ExpectInvalid(ParseTable(deep, kFamilies).status(), "table /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0");
+  ExpectInvalid(ParseTable(deep, kFamilies).status(), "nested more than 64 levels deep");
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir, "s.db");
+  ExpectInvalid(ImportTable(*store, deep, {kFamilies, MergePolicy::kKeepFaster}).status(),
+                "nested more than 64 levels deep");
+  ExpectInvalid(DiffTables(deep, deep).status(), "A: table /0/0/0");
+
+  // Inside a table, the pointer names the member that starts it.
+  const std::string in_field = R"({"format": "cutune-table", "version": 1, "devices": [{"model": )" +
+                               std::string(5000, '[') + std::string(5000, ']') + "}]}";
+  ExpectInvalid(ParseTable(in_field, kFamilies).status(),
+                "table /devices/0/model/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0");
+  // A table nests 8 levels; 64 are allowed, and a shallower wrong value is only described.
+  const std::string shallow = R"({"format": "cutune-table", "version": 1, "devices": [{"model": )" +
+                              std::string(60, '[') + std::string(60, ']') + "}]}";
+  ExpectInvalid(ParseTable(shallow, kFamilies).status(), "missing required field");
+}
+
+TEST(TablesTest, WrongContainersAreDescribedNotPrinted) {
+  ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})",
+                           kFamilies)
+                    .status(),
+                "table /version: unsupported table version (this cutune reads version 1), got an "
+                "array of 3 elements");
+  ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": 1,
+                               "devices": {"a": [[[]]], "b": 2}})",
+                           kFamilies)
+                    .status(),
+                "table /devices: expected an array, got an object with 2 keys");
+  // Scalars are shown, cut at a character boundary: the quote, "a" and 17 two-byte
+  // characters are 36 bytes, and the 18th would not fit in 37.
+  std::string cut = "got \"a";
+  for (int i = 0; i < 17; ++i) cut += "é";
+  cut += "...";
+  absl::Status long_string =
+      ParseTable(R"({"format": "cutune-table", "version": "aééééééééééééééééééééééééé"})",
+                 kFamilies)
+          .status();
+  ExpectInvalid(long_string, cut);
+  EXPECT_TRUE(absl::EndsWith(long_string.message(), cut)) << long_string;
+}
+
+TEST(TablesTest, NumbersOutOfRangeAreInvalidArgumentAtTheirPointer) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  // Compact, so that the edits below do not depend on the export's layout.
+  const std::string valid = Json::parse(Export(*source, /*rows=*/false)).dump();
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string text = valid;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return at == std::string::npos ? text : text.replace(at, from.size(), to);
+  };
+  // The first winner's time (A100, transpose 8192x8192, 88 us), overflowing a double.
+  std::string overflow = with("\"time_us\":88.0", "\"time_us\":1e400");
+  ExpectInvalid(ParseTable(overflow, kFamilies).status(), "table /devices/0/winners/0/time_us: ");
+  ExpectInvalid(ParseTable(overflow, kFamilies).status(), "number overflow parsing '1e400'");
+  std::unique_ptr<Store> target = OpenStore(dir, "target.db");
+  ExpectInvalid(ImportTable(*target, overflow, {kFamilies, MergePolicy::kKeepFaster}).status(),
+                "table /devices/0/winners/0/time_us: ");
+  ExpectInvalid(DiffTables(valid, overflow).status(), "B: table /devices/0/winners/0/time_us: ");
+  ExpectInvalid(ParseTable("-1e400", kFamilies).status(), "table /: ");
+
+  // Integers beyond int64 are refused by range, never wrapped.
+  ExpectInvalid(ParseTable(with("\"version\":1", "\"version\":18446744073709551617"), kFamilies)
+                    .status(),
+                "table /version: unsupported table version");
+  ExpectInvalid(ParseTable(with("\"version\":1", "\"version\":18446744073709551615"), kFamilies)
+                    .status(),
+                "table /version: unsupported table version");
+  ExpectInvalid(
+      ParseTable(with("\"shape\":[8192,8192]", "\"shape\":[8192,9223372036854775808]"), kFamilies)
+          .status(),
+      "table /devices/0/winners/0/shape/1: must be at most 9223372036854775807");
+  ExpectInvalid(ParseTable(with("\"tile\":32", "\"tile\":18446744073709551615"), kFamilies).status(),
+                "table /devices/0/winners/0/params/tile: must be at most 9223372036854775807");
+  ExpectInvalid(
+      ParseTable(with("\"cc_major\":8", "\"cc_major\":18446744073709551615"), kFamilies).status(),
+      "table /devices/0/cc_major: must be at most 99");
+}
+
+TEST(TablesTest, OversizedInputIsRefusedUnread) {
+  EXPECT_EQ(kMaxTableBytes, size_t{64} << 20);
+  const std::string huge(kMaxTableBytes + 1, ' ');
+  ExpectInvalid(ParseTable(huge, kFamilies).status(),
+                "the table is 64.0 MiB, more than the 64 MiB a table may have");
+  ExpectInvalid(DiffTables(huge, "{}").status(), "A: the table is 64.0 MiB");
+}
+
+TEST(TablesTest, ExportPutsEachWinnerAndRowOnOneLine) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const std::string text = Export(*source);
+  std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  ASSERT_EQ(lines.back(), "");  // a final newline
+  lines.pop_back();
+  // The outer structure keeps one member per line, two spaces per level.
+  EXPECT_EQ(lines[0], "{");
+  EXPECT_EQ(lines[1], "  \"devices\": [");
+  EXPECT_EQ(lines[2], "    {");
+  EXPECT_EQ(lines[3], "      \"cc_major\": 8,");
+  EXPECT_EQ(lines.back(), "}");
+  // Every winner (4) and every row (7) is one compact line of its own, keys sorted.
+  int entries = 0;
+  for (const std::string& line : lines) {
+    const size_t start = line.find_first_not_of(' ');
+    if (line.compare(start, 14, "{\"compile_ms\":") != 0) continue;
+    ++entries;
+    std::string entry = line.substr(start);
+    if (entry.back() == ',') entry.pop_back();
+    Json parsed = Json::parse(entry);
+    EXPECT_EQ(parsed.dump(), entry);
+  }
+  EXPECT_EQ(entries, 4 + 7);
+  // Shapes and references stay on their member's line.
+  EXPECT_THAT(text, HasSubstr("\n          \"shape\": [8192,8192],\n"));
+  EXPECT_THAT(text,
+              HasSubstr("\n          \"reference\": {\"name\":\"device copy\",\"time_us\":50.0},\n"));
+  EXPECT_EQ(Json::parse(text), Json::parse(Json::parse(text).dump(2)));
+  EXPECT_LT(text.size() * 10, Json::parse(text).dump(2).size() * 7);
+
+  // Tables written pretty-printed (the layout before) import to the same data.
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  absl::StatusOr<ImportStats> stats =
+      ImportTable(*copy, Json::parse(text).dump(2), {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(Export(*copy), text);
+}
+
+TEST(TablesTest, ExportReplacesInvalidUtf8InStoredText) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  // A compiler message is stored as it came; it need not be UTF-8.
+  RunSweep(*source, H200(), "transpose", {1024, 1024}, Prov(),
+           {Ok({{"tile", 16}}, 3.5),
+            Rejected({{"tile", 64}}, Outcome::kCompileFailed, "error at \xff\xfe here")});
+  const std::string text = Export(*source);
+  EXPECT_THAT(text, HasSubstr("error at \xef\xbf\xbd\xef\xbf\xbd here"));  // U+FFFD twice
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  absl::StatusOr<ImportStats> stats = ImportTable(*copy, text, {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(Export(*copy), text);
+}
+
+TEST(TablesTest, ExportOverTheSizeLimitIsResourceExhausted) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const size_t size = Export(*source).size();
+  ExportOptions options;
+  options.include_rows = true;
+  options.max_bytes = size - 1;
+  absl::StatusOr<std::string> text = ExportTable(*source, options);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(text.status().message()),
+              HasSubstr(absl::StrCat("the table is ", size, " bytes, more than the ", size - 1,
+                                     " bytes a table may have; export one device model or "
+                                     "without rows")));
+  options.max_bytes = size;
+  EXPECT_TRUE(ExportTable(*source, options).ok());
+  EXPECT_EQ(ExportOptions().max_bytes, kMaxTableBytes);
 }
 
 // A one-winner table for H200 transpose 8192x8192 with the given figures.

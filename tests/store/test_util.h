@@ -89,4 +89,16 @@ inline int64_t QueryInt(const std::string& db_path, const std::string& sql) {
   return value;
 }
 
+// Runs SQL on the database file directly, bypassing the store (to plant what an older or
+// damaged database may hold).
+inline void ExecSql(const std::string& db_path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+      << sql << ": " << (error != nullptr ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
 }  // namespace cutune::store::testing
