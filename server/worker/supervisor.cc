@@ -33,19 +33,26 @@ WorkerProcess::WorkerProcess(WorkerOptions options) : options_(std::move(options
 
 WorkerProcess::~WorkerProcess() { Stop(); }
 
+// The three readers take only state_mu_: mu_ is held for a whole candidate run, and lookups
+// and listings must never wait on the GPU.
 bool WorkerProcess::quarantined() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   return quarantined_;
 }
 
 int WorkerProcess::restarts() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   return restarts_;
 }
 
 std::optional<wpb::DeviceInfo> WorkerProcess::device() const {
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(state_mu_);
   return device_;
+}
+
+void WorkerProcess::CountRestartLocked() {
+  std::lock_guard lock(state_mu_);
+  ++restarts_;
 }
 
 absl::Status WorkerProcess::SpawnLocked() {
@@ -121,7 +128,10 @@ absl::StatusOr<wpb::DeviceInfo> WorkerProcess::StartLocked() {
     wpb::Response hello;
     absl::Status s = ReadFrame(fd_, hello, options_.start_timeout);
     if (s.ok() && hello.has_ready()) {
-      device_ = hello.ready();
+      {
+        std::lock_guard state(state_mu_);
+        device_ = hello.ready();
+      }
       start_failures_ = 0;
       if (prepared_) needs_prepare_ = true;
       return *device_;
@@ -133,7 +143,10 @@ absl::StatusOr<wpb::DeviceInfo> WorkerProcess::StartLocked() {
       return absl::FailedPreconditionError(hello.error());
     }
     if (++start_failures_ >= options_.max_start_failures) {
-      quarantined_ = true;
+      {
+        std::lock_guard state(state_mu_);
+        quarantined_ = true;
+      }
       return absl::UnavailableError(absl::StrCat(
           "GPU ", options_.ordinal, " is quarantined: its worker failed to start ",
           start_failures_, " times in a row (last: ", std::string(s.message()), ")"));
@@ -157,6 +170,12 @@ absl::StatusOr<wpb::Response> WorkerProcess::CallLocked(wpb::Request request,
   if (response.id() != request.id()) {
     KillLocked();
     return absl::InternalError("worker answered out of order");
+  }
+  if (response.exiting()) {
+    // Its context is poisoned: collect it now, so the next request starts a fresh worker
+    // instead of meeting a dead one (and blaming that candidate).
+    CountRestartLocked();
+    ReapLocked();
   }
   return response;
 }
@@ -205,7 +224,7 @@ absl::StatusOr<wpb::RunResult> WorkerProcess::Run(const wpb::Run& run,
   auto response = CallLocked(request, timeout);
   wpb::RunResult result;
   if (!response.ok()) {
-    ++restarts_;
+    CountRestartLocked();
     if (absl::IsDeadlineExceeded(response.status())) {
       result.set_outcome(wpb::OUTCOME_TIMEOUT);
       result.set_detail(absl::StrCat("no result within ", timeout.count(),
@@ -220,9 +239,9 @@ absl::StatusOr<wpb::RunResult> WorkerProcess::Run(const wpb::Run& run,
     return absl::InternalError(absl::StrCat("worker error: ", response->error()));
   }
   result = response->run();
-  if (result.outcome() == wpb::OUTCOME_FAULT) {
-    // The worker exits by itself after a sticky error; collect it and start afresh next time.
-    ++restarts_;
+  if (result.outcome() == wpb::OUTCOME_FAULT && !response->exiting()) {
+    // A worker that does not say so (an older one) still exits after a sticky error.
+    CountRestartLocked();
     ReapLocked();
   }
   return result;

@@ -66,15 +66,20 @@ class WorkerProcess {
   absl::StatusOr<wpb::Response> CallLocked(wpb::Request request,
                                            std::chrono::milliseconds timeout);
 
+  void CountRestartLocked();
+
   const WorkerOptions options_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // held for every exchange with the worker (a whole candidate run)
   pid_t pid_ = -1;
   int fd_ = -1;
   uint64_t next_id_ = 1;
   int start_failures_ = 0;
+  std::optional<std::string> no_device_;  // the worker's own reason, when there is no GPU
+  // What readers may see while a run holds mu_: written with mu_ and state_mu_ held, read with
+  // either.
+  mutable std::mutex state_mu_;
   int restarts_ = 0;
   bool quarantined_ = false;
-  std::optional<std::string> no_device_;  // the worker's own reason, when there is no GPU
   std::optional<wpb::DeviceInfo> device_;
   std::optional<wpb::Prepare> prepared_;
   bool needs_prepare_ = false;

@@ -94,9 +94,10 @@ int main(int argc, char** argv) {
         response.set_error("empty request");
         break;
     }
+    // A poisoned context can never run another kernel: say so, leave, and let the daemon start
+    // afresh. _exit skips destructors that would call into the dead context.
+    response.set_exiting((*executor)->poisoned());
     if (!WriteFrame(fd, response).ok()) return 1;
-    // A poisoned context can never run another kernel: leave, and let the daemon start afresh.
-    // _exit skips destructors that would call into the dead context.
     if ((*executor)->poisoned()) _exit(4);
   }
 }

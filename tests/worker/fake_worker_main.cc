@@ -3,12 +3,15 @@
 // fixed numbers and it is never part of the product. The real worker is covered by the gpu tests.
 //   --fd N --device K [--fail-start]; FAKE_WORKER_RUN_MS=N makes every run take N ms;
 //   FAKE_WORKER_RUN_LOG=FILE appends "run verify=0|1" per run (to count what was measured);
-//   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory. It
+//   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory;
+//   FAKE_WORKER_POISON_FILE=F: while F exists, the next run removes it and answers as a poisoned
+//   worker does (an error marked exiting, then exit). It
 //   describes itself as an H100-like sm_90 device with 80 GiB, so the service's pruning and
 //   memory checks see real limits.
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -74,6 +77,18 @@ int main(int argc, char** argv) {
       }
       if (const char* delay = std::getenv("FAKE_WORKER_RUN_MS")) {
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
+      }
+      if (const char* poison = std::getenv("FAKE_WORKER_POISON_FILE");
+          poison != nullptr && std::ifstream(poison).good()) {
+        // As the real worker after a sticky error outside the candidate's launch: an error
+        // answer that says the worker exits, then the exit. The file is consumed, so the
+        // replacement worker runs normally.
+        std::remove(poison);
+        response.set_error("cuMemsetD32Async(...) failed: CUDA_ERROR_ILLEGAL_ADDRESS (700) (fake)");
+        response.set_error_code(13);
+        response.set_exiting(true);
+        (void)WriteFrame(fd, response);
+        return 4;
       }
       if (!prepared) {
         response.set_error("run before prepare");

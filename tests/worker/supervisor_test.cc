@@ -57,6 +57,25 @@ TEST(SupervisorTest, RepeatedStartCrashesQuarantine) {
   EXPECT_EQ(worker.Start().status().code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(SupervisorTest, AWorkerThatSaysItIsExitingIsReplacedBeforeTheNextRun) {
+  const auto poison = std::filesystem::temp_directory_path() /
+                      ("cutune-poison-" + std::to_string(getpid()));
+  std::ofstream(poison.string()) << "1";
+  setenv("FAKE_WORKER_POISON_FILE", poison.c_str(), 1);
+  WorkerProcess worker({.executable = Beside("fake-worker")});
+  ASSERT_TRUE(worker.Prepare({}).ok());
+  auto failed = worker.Run(PlainRun(), std::chrono::seconds(5));
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(failed.status().message()), HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
+  EXPECT_EQ(worker.restarts(), 1);
+  // Before the fix the next candidate met the dead worker and was recorded as a fault.
+  auto next = worker.Run(PlainRun(), std::chrono::seconds(5));
+  unsetenv("FAKE_WORKER_POISON_FILE");
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->outcome(), wpb::OUTCOME_OK);
+  EXPECT_EQ(worker.restarts(), 1);
+}
+
 TEST(SupervisorTest, RunBeforePrepareIsAPrecondition) {
   WorkerProcess worker({.executable = Beside("fake-worker")});
   ASSERT_TRUE(worker.Start().ok());
