@@ -184,8 +184,8 @@ absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name) {
   if (const KernelFamily* family = FindFamily(name)) return family;
   std::vector<std::string> names;
   for (const KernelFamily* family : AllFamilies()) names.emplace_back(family->name());
-  return absl::NotFoundError(absl::StrCat("unknown kernel family '", std::string(name),
-                                          "' (known: ", absl::StrJoin(names, ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("unknown kernel family ", Quoted(name),
+                                          " (known: ", absl::StrJoin(names, ", "), ")"));
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/strings.h"
 
 namespace cutune::kernels {
 
@@ -89,8 +90,8 @@ absl::StatusOr<Space> Space::Narrow(
     auto parameter = std::find_if(narrowed.begin(), narrowed.end(),
                                   [&](const Parameter& p) { return p.name == name; });
     if (parameter == narrowed.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("cannot narrow unknown parameter '", name,
-                                                     "'"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot narrow unknown parameter ", Quoted(name)));
     }
     if (wanted.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("no values given for '", name, "'"));

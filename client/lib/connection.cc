@@ -7,6 +7,7 @@
 #include "grpcpp/security/credentials.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "server/core/files.h"
+#include "server/core/limits.h"
 
 namespace cutune::client {
 namespace {
@@ -64,6 +65,10 @@ absl::StatusOr<std::unique_ptr<Connection>> Connection::Open(const ConnectionOpt
   auto credentials = Credentials(options);
   if (!credentials.ok()) return credentials.status();
   grpc::ChannelArguments args;
+  // The daemon's own limit: an exported table always arrives, and an import is never refused by
+  // the client before the daemon could answer.
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
   if (!options.tls_server_name.empty()) {
     args.SetSslTargetNameOverride(options.tls_server_name);
   }

@@ -1,15 +1,28 @@
-// Debian's abseil (20220623) is built with its own absl::string_view, distinct from
-// std::string_view, so absl's string utilities do not accept std::string_view. cutune's
-// interfaces use std::string_view; these two conversions are the bridge.
+// String helpers every component shares. Debian's abseil (20220623) is built with its own
+// absl::string_view, distinct from std::string_view, so absl's string utilities do not accept
+// std::string_view. cutune's interfaces use std::string_view; ToAbsl/ToStd are the bridge.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
 namespace cutune {
 
 inline absl::string_view ToAbsl(std::string_view s) { return {s.data(), s.size()}; }
 inline std::string_view ToStd(absl::string_view s) { return {s.data(), s.size()}; }
+
+// A client's text echoed in an error message: quoted, control bytes escaped, and cut after `max`
+// bytes (with the full length), so a 1 MB name cannot turn NOT_FOUND into an oversized reply.
+inline std::string Quoted(std::string_view text, size_t max = 64) {
+  const bool cut = text.size() > max;
+  std::string out = absl::StrCat("'", absl::CHexEscape(ToAbsl(text.substr(0, max))), "'");
+  if (cut) absl::StrAppend(&out, "... (", text.size(), " bytes)");
+  return out;
+}
 
 }  // namespace cutune

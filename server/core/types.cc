@@ -23,7 +23,7 @@ std::string_view DTypeName(DType dtype) {
 absl::StatusOr<DType> ParseDType(std::string_view text) {
   if (text == "f32" || text == "float32" || text == "float") return DType::kF32;
   return absl::InvalidArgumentError(
-      absl::StrCat("unsupported dtype '", std::string(text), "' (supported: f32)"));
+      absl::StrCat("unsupported dtype ", Quoted(text), " (supported: f32)"));
 }
 
 int DTypeBytes(DType dtype) {

@@ -567,7 +567,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
   if (!options.device_model.empty() &&
       std::none_of(devices->begin(), devices->end(),
                    [&](const DeviceModel& d) { return d.name == options.device_model; })) {
-    return absl::NotFoundError(absl::StrCat("no device model '", options.device_model, "'"));
+    return absl::NotFoundError(absl::StrCat("no device model ", Quoted(options.device_model)));
   }
   std::sort(winners->begin(), winners->end(), [](const Winner& a, const Winner& b) {
     return std::tuple_cat(ProblemOrder(a.family, a.dtype, a.shape),

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/core/limits.h"
 #include "server/core/types.h"
 #include "server/store/store.h"
 
@@ -20,8 +21,9 @@ namespace cutune::store {
 inline constexpr std::string_view kTableFormat = "cutune-table";
 inline constexpr int kTableVersion = 1;
 
-// The most a table may have, exported or imported: what one gRPC message carries.
-inline constexpr size_t kMaxTableBytes = size_t{64} << 20;
+// The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
+// message limits of cutuned and its clients).
+using ::cutune::kMaxTableBytes;
 
 struct ExportOptions {
   std::string device_model;   // empty: every model in the store

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/strings.h"
 
 namespace cutune::tuner {
 namespace {
@@ -165,8 +166,8 @@ std::vector<std::string> StrategyNames() { return {"brute_force", "random", "loc
 absl::Status CheckStrategy(std::string_view strategy) {
   const std::vector<std::string> names = StrategyNames();
   if (std::find(names.begin(), names.end(), strategy) != names.end()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat("unknown strategy '", std::string(strategy),
-                                                 "' (known: ", absl::StrJoin(names, ", "), ")"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown strategy ", Quoted(strategy),
+                                                 " (known: ", absl::StrJoin(names, ", "), ")"));
 }
 
 ValidCandidates EnumerateValid(const kernels::Space& space) {
