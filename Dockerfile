@@ -19,4 +19,10 @@ ENV PATH=/opt/cutune/bin:$PATH \
 VOLUME /var/lib/cutune
 EXPOSE 50051
 ENTRYPOINT ["cutuned", "--db", "/var/lib/cutune/cutune.db", "--tables", "/opt/cutune/tables"]
-CMD ["--listen", "0.0.0.0:50051", "--allow-insecure-remote"]
+# Safe by default: reachable from outside the container, so callers must present a token (mount
+# the two files, e.g. as secrets; without them cutuned refuses to start and says why). Plaintext
+# is meant for a network that encrypts, or a TLS-terminating proxy; pass --tls-cert/--tls-key to
+# encrypt here instead. docs/api.md ("Exposure") has the rules and the opt-outs.
+CMD ["--listen", "0.0.0.0:50051", "--allow-insecure-remote", \
+     "--admin-tokens", "/run/secrets/cutune-admin-tokens", \
+     "--read-tokens", "/run/secrets/cutune-read-tokens"]

@@ -1,19 +1,31 @@
 #include "server/service/auth.h"
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
 
 namespace cutune::service {
 namespace {
 
-absl::StatusOr<std::vector<std::string>> ReadTokens(const std::string& path) {
+absl::StatusOr<std::vector<std::string>> ReadTokens(const std::string& path,
+                                                    std::vector<std::string>* warnings) {
   std::vector<std::string> tokens;
   if (path.empty()) return tokens;
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read token file '", path, "'"));
+  struct stat info {};
+  if (warnings != nullptr && stat(path.c_str(), &info) == 0 && (info.st_mode & 077) != 0) {
+    warnings->push_back(absl::StrCat("token file '", path, "' is readable by ",
+                                     (info.st_mode & 007) != 0 ? "every user" : "its group",
+                                     " (mode ", absl::StrFormat("%04o", info.st_mode & 07777),
+                                     "); chmod 600 it"));
+  }
   std::string line;
   while (std::getline(in, line)) {
     std::string token(absl::StripAsciiWhitespace(line));
@@ -42,10 +54,11 @@ bool Contains(const std::vector<std::string>& tokens, std::string_view token) {
 }  // namespace
 
 absl::StatusOr<Authorizer> Authorizer::FromFiles(const std::string& admin_tokens_file,
-                                                 const std::string& read_tokens_file) {
-  auto admin = ReadTokens(admin_tokens_file);
+                                                 const std::string& read_tokens_file,
+                                                 std::vector<std::string>* warnings) {
+  auto admin = ReadTokens(admin_tokens_file, warnings);
   if (!admin.ok()) return admin.status();
-  auto read = ReadTokens(read_tokens_file);
+  auto read = ReadTokens(read_tokens_file, warnings);
   if (!read.ok()) return read.status();
   return FromTokens(std::move(*admin), std::move(*read));
 }
@@ -64,12 +77,14 @@ grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) 
   if (it == metadata.end()) {
     return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
   }
-  std::string_view value(it->second.data(), it->second.size());
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (value.substr(0, kPrefix.size()) != kPrefix) {
+  absl::string_view value(it->second.data(), it->second.size());
+  // RFC 6750: the scheme is case-insensitive and followed by one or more spaces.
+  constexpr absl::string_view kScheme = "bearer";
+  if (value.size() <= kScheme.size() || !absl::EqualsIgnoreCase(value.substr(0, kScheme.size()), kScheme) ||
+      value[kScheme.size()] != ' ') {
     return {grpc::StatusCode::UNAUTHENTICATED, "authorization metadata must be 'Bearer <token>'"};
   }
-  std::string_view token = value.substr(kPrefix.size());
+  std::string_view token = ToStd(absl::StripLeadingAsciiWhitespace(value.substr(kScheme.size())));
   if (Contains(admin_, token)) return grpc::Status::OK;
   if (Contains(read_, token)) {
     if (needed == Role::kRead) return grpc::Status::OK;

@@ -17,8 +17,10 @@ class Authorizer {
  public:
   Authorizer() = default;  // disabled
   // Empty path: no tokens of that role. Blank lines and lines starting with '#' are ignored.
+  // A token file other users may read is accepted with a warning appended to `warnings`.
   static absl::StatusOr<Authorizer> FromFiles(const std::string& admin_tokens_file,
-                                              const std::string& read_tokens_file);
+                                              const std::string& read_tokens_file,
+                                              std::vector<std::string>* warnings = nullptr);
   static Authorizer FromTokens(std::vector<std::string> admin, std::vector<std::string> read);
 
   bool enabled() const { return !admin_.empty() || !read_.empty(); }

@@ -4,7 +4,12 @@ namespace cutune::service {
 
 grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return {static_cast<grpc::StatusCode>(status.code()), std::string(status.message())};
+  // Echoes are cut where they are made (Quoted); this bound keeps any message, a compile log
+  // say, far below the size that would turn the answer into RESOURCE_EXHAUSTED on the client.
+  constexpr size_t kMaxMessage = 16 << 10;
+  std::string message(status.message().substr(0, kMaxMessage));
+  if (status.message().size() > kMaxMessage) message += "... (cut)";
+  return {static_cast<grpc::StatusCode>(status.code()), std::move(message)};
 }
 
 pb::Outcome ToProto(Outcome outcome) {

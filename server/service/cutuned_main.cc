@@ -2,6 +2,11 @@
 // reflection; tunes on this host's GPUs through one worker process each; keeps everything in
 // SQLite. Without a GPU it is a table server: lookups from imported tables, no tuning.
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
@@ -14,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/impl/server_builder_option.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
@@ -21,6 +27,9 @@
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
 #include "server/core/files.h"
+#include "server/core/limits.h"
+#include "server/service/address.h"
+#include "server/service/health.h"
 #include "server/service/job_manager.h"
 #include "server/service/tuner_service.h"
 #include "server/store/store.h"
@@ -37,6 +46,10 @@ struct Flags {
   std::string tls_cert, tls_key, tls_client_ca;
   std::string admin_tokens, read_tokens;
   bool allow_insecure_remote = false;
+  bool allow_unauthenticated = false;
+  int max_threads = 256;
+  int max_streams = 64;
+  int max_table_calls = 2;
   bool reflection = true;
   int max_queue = 8;
   int compile_threads = 0;
@@ -46,9 +59,25 @@ struct Flags {
   int candidate_timeout_ms = 10'000;
 };
 
-bool IsLocalAddress(const std::string& address) {
-  return absl::StartsWith(address, "unix:") || absl::StartsWith(address, "127.") ||
-         absl::StartsWith(address, "localhost:") || absl::StartsWith(address, "[::1]:");
+// What a non-loopback address needs: encryption (TLS) unless --allow-insecure-remote, and a way to
+// tell clients apart (bearer tokens or client certificates) unless --allow-unauthenticated.
+absl::Status CheckExposure(const Flags& flags, const service::ListenAddress& address) {
+  if (address.loopback) return absl::OkStatus();
+  if (flags.tls_cert.empty() && !flags.allow_insecure_remote) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing plaintext on non-loopback address '", flags.listen,
+        "': give --tls-cert/--tls-key, listen on 127.0.0.1 or unix:PATH, or pass "
+        "--allow-insecure-remote"));
+  }
+  const bool authenticated =
+      !flags.admin_tokens.empty() || !flags.read_tokens.empty() || !flags.tls_client_ca.empty();
+  if (!authenticated && !flags.allow_unauthenticated) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve non-loopback address '", flags.listen,
+        "' to anyone who reaches it: give --admin-tokens/--read-tokens or --tls-client-ca, or "
+        "pass --allow-unauthenticated"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags& flags) {
@@ -58,12 +87,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags
   if (flags.tls_cert.empty()) {
     if (!flags.tls_client_ca.empty()) {
       return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
-    }
-    if (!IsLocalAddress(flags.listen) && !flags.allow_insecure_remote) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "refusing plaintext on non-loopback address '", flags.listen,
-          "': give --tls-cert/--tls-key, listen on 127.0.0.1 or unix:PATH, or pass "
-          "--allow-insecure-remote"));
     }
     return grpc::InsecureServerCredentials();
   }
@@ -98,7 +121,10 @@ absl::Status ImportTables(store::Store& store, const std::string& dir) {
   for (const auto& file : files) {
     auto text = ReadFile(file.string());
     if (!text.ok()) return text.status();
-    auto stats = store::ImportTable(store, *text, {families, store::MergePolicy::kKeepFaster});
+    auto stats = store::ImportTable(store, *text,
+                                    {.known_families = families,
+                                     .policy = store::MergePolicy::kKeepFaster,
+                                     .validator = service::FamilyRules()});
     if (!stats.ok()) {
       return absl::Status(stats.status().code(),
                           absl::StrCat(file.string(), ": ", std::string(stats.status().message())));
@@ -119,6 +145,31 @@ class WithoutReflection final : public grpc::ServerBuilderOption {
     std::erase_if(*plugins, [](const auto& plugin) { return plugin->name() == "proto_server_reflection"; });
   }
 };
+
+// gRPC removes a unix socket file before binding it, so a second daemon would silently take the
+// path over from a live one; a socket that accepts a connection is therefore in use.
+absl::Status CheckUnixSocketFree(const service::ListenAddress& address) {
+  if (address.kind != service::ListenAddress::Kind::kUnix || address.abstract) {
+    return absl::OkStatus();
+  }
+  sockaddr_un sun{};
+  if (address.path.size() >= sizeof(sun.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat("unix socket path '", address.path,
+                                                   "' is longer than ", sizeof(sun.sun_path) - 1,
+                                                   " bytes"));
+  }
+  sun.sun_family = AF_UNIX;
+  std::memcpy(sun.sun_path, address.path.c_str(), address.path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  const bool live = connect(fd, reinterpret_cast<const sockaddr*>(&sun), sizeof sun) == 0;
+  close(fd);
+  if (live) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "unix:", address.path, " is in use: another cutuned (or another program) serves it"));
+  }
+  return absl::OkStatus();
+}
 
 int Fail(const absl::Status& status) {
   std::cerr << "cutuned: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
@@ -147,6 +198,21 @@ int main(int argc, char** argv) {
                  "File of read-only bearer tokens (lookups, listings, export)");
   app.add_flag("--allow-insecure-remote", flags.allow_insecure_remote,
                "Allow plaintext on a non-loopback address");
+  app.add_flag("--allow-unauthenticated", flags.allow_unauthenticated,
+               "Serve a non-loopback address without tokens or client certificates");
+  app.add_option("--max-threads", flags.max_threads,
+                 "Server threads for RPCs; past them a call gets RESOURCE_EXHAUSTED")
+      ->capture_default_str()
+      ->check(CLI::Range(8, 65536));
+  app.add_option("--max-streams", flags.max_streams,
+                 "WatchJob streams and WAIT_FOR_TUNING calls open at once")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--max-table-calls", flags.max_table_calls,
+                 "ExportTable and ImportTable calls running at once (each may hold a whole table "
+                 "in memory)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
   app.add_flag("--reflection,!--no-reflection", flags.reflection,
                "gRPC server reflection (default on)");
   app.add_option("--max-queue", flags.max_queue, "Queued jobs per GPU before RESOURCE_EXHAUSTED")
@@ -174,11 +240,18 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
+  auto address = service::ParseListenAddress(flags.listen);
+  if (!address.ok()) return Fail(address.status());
+  if (auto s = CheckExposure(flags, *address); !s.ok()) return Fail(s);
   auto credentials = Credentials(flags);
   if (!credentials.ok()) return Fail(credentials.status());
-  auto authorizer = service::Authorizer::FromFiles(flags.admin_tokens, flags.read_tokens);
+  std::vector<std::string> warnings;
+  auto authorizer =
+      service::Authorizer::FromFiles(flags.admin_tokens, flags.read_tokens, &warnings);
   if (!authorizer.ok()) return Fail(authorizer.status());
-  auto store = store::Store::Open(flags.db);
+  for (const std::string& warning : warnings) std::cerr << "cutuned: warning: " << warning << "\n";
+  if (auto s = CheckUnixSocketFree(*address); !s.ok()) return Fail(s);
+  auto store = store::Store::Open(flags.db, {.validator = service::FamilyRules()});
   if (!store.ok()) return Fail(store.status());
   if (!flags.tables.empty()) {
     if (auto s = ImportTables(**store, flags.tables); !s.ok()) return Fail(s);
@@ -202,34 +275,44 @@ int main(int argc, char** argv) {
                             .worker_path = flags.worker,
                             .candidate_timeout = std::chrono::milliseconds(flags.candidate_timeout_ms)},
                            **store, pool);
-  service::TunerService service(**store, jobs, pool, std::move(*authorizer));
+  service::TunerService service(**store, jobs, pool, std::move(*authorizer),
+                                {.max_streams = flags.max_streams,
+                                 .max_table_calls = flags.max_table_calls});
+  service::HealthService health;
 
-  grpc::EnableDefaultHealthCheckService(true);
+  grpc::EnableDefaultHealthCheckService(false);  // ours (health.h) ends its streams on SIGTERM
   if (flags.reflection) grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(flags.listen, *credentials, &port);
+  // gRPC turns SO_REUSEPORT on by default: a second daemon on the same port would then start
+  // and share the clients at random.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&service);
+  builder.RegisterService(&health);
   if (!flags.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
-  builder.SetMaxReceiveMessageSize(8 << 20);  // small: requests are names and numbers (and tables)
+  // The largest request is a table import; a table the daemon exported always fits.
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  grpc::ResourceQuota quota("cutuned");
+  quota.SetMaxThreads(flags.max_threads);
+  builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || (port == 0 && !absl::StartsWith(flags.listen, "unix:"))) {
-    return Fail(absl::UnavailableError(absl::StrCat("cannot listen on '", flags.listen, "'")));
+  if (server == nullptr || (port == 0 && address->kind == service::ListenAddress::Kind::kTcp)) {
+    return Fail(absl::UnavailableError(absl::StrCat(
+        "cannot listen on '", flags.listen,
+        "' (in use by another cutuned or program? a host this machine does not have?)")));
   }
-  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
-  auto set_gpu_health = [health](int ordinal, bool serving) {
-    health->SetServingStatus(absl::StrCat("cutune.v1.Tuner/gpu", ordinal), serving);
+  auto set_gpu_health = [&health](int ordinal, bool serving) {
+    health.SetServingStatus(absl::StrCat("cutune.v1.Tuner/gpu", ordinal), serving);
   };
-  health->SetServingStatus("cutune.v1.Tuner", true);
+  health.SetServingStatus("cutune.v1.Tuner", true);
   for (const service::GpuInfo& gpu : jobs.Gpus()) set_gpu_health(gpu.ordinal, !gpu.quarantined);
   jobs.SetHealthCallback(set_gpu_health);
 
   // With port 0 the kernel picks one: say which, so scripts can connect.
-  std::string bound = flags.listen;
-  if (port > 0 && !absl::StartsWith(flags.listen, "unix:")) {
-    bound = absl::StrCat(flags.listen.substr(0, flags.listen.rfind(':')), ":", port);
-  }
-  std::cerr << "cutuned: listening on " << bound << " (db " << flags.db << ")\n";
+  std::cerr << "cutuned: listening on " << address->WithPort(port) << " (db " << flags.db
+            << ")\n";
   if (!jobs.no_gpu_reason().empty()) {
     std::cerr << "cutuned: no GPU, serving tables only: " << jobs.no_gpu_reason() << "\n";
   }
@@ -243,7 +326,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &received);
   std::cerr << "cutuned: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
             << ": shutting down\n";
-  health->Shutdown();  // every service NOT_SERVING at once
+  health.Shutdown();  // every service NOT_SERVING, every health watch ended
   std::thread stopper([&] { jobs.Shutdown(); });
   server->Shutdown(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(static_cast<int64_t>(flags.grace_seconds * 1000)));

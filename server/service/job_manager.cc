@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 #include "server/core/hash.h"
+#include "server/core/strings.h"
 
 namespace cutune::service {
 
@@ -118,6 +119,11 @@ JobManager::JobManager(Options options, store::Store& store, compiler::CompilePo
 
 JobManager::~JobManager() { Shutdown(); }
 
+bool JobManager::shutting_down() const {
+  std::lock_guard lock(mu_);
+  return shutting_down_;
+}
+
 void JobManager::SetHealthCallback(std::function<void(int, bool)> callback) {
   std::lock_guard lock(mu_);
   health_callback_ = std::move(callback);
@@ -200,7 +206,7 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
 absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) const {
   std::lock_guard lock(mu_);
   auto job = FindLocked(id);
-  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  if (!job) return absl::NotFoundError(absl::StrCat("no job ", Quoted(id)));
   return job->Snapshot();
 }
 
@@ -218,14 +224,14 @@ absl::StatusOr<JobSnapshot> JobManager::WaitForChange(
     std::lock_guard lock(mu_);
     job = FindLocked(id);
   }
-  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  if (!job) return absl::NotFoundError(absl::StrCat("no job ", Quoted(id)));
   return job->WaitForChange(after, deadline);
 }
 
 absl::StatusOr<JobState> JobManager::Cancel(const std::string& id) {
   std::lock_guard lock(mu_);
   auto job = FindLocked(id);
-  if (!job) return absl::NotFoundError(absl::StrCat("no job '", id, "'"));
+  if (!job) return absl::NotFoundError(absl::StrCat("no job ", Quoted(id)));
   job->cancel = true;
   for (auto& lane : lanes_) {
     auto it = std::find(lane->queue.begin(), lane->queue.end(), job);
@@ -342,10 +348,17 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
       },
       &job->cancel);
   flush();
-  if (!result.ok()) {
-    (void)store_.FinishSweep(sweep_id, store::SweepStatus::kFailed, {});
-    return fail(result.status());
-  }
+  // A sweep that cannot go on is marked failed in the store (its rows stay); if even that write
+  // fails, the job's error says so too.
+  auto fail_sweep = [&](const absl::Status& status) {
+    absl::Status marked = store_.FinishSweep(sweep_id, store::SweepStatus::kFailed, {}).status();
+    if (marked.ok()) return fail(status);
+    fail(absl::Status(status.code(), absl::StrCat(status.message(),
+                                                  "; marking the sweep failed in the store "
+                                                  "failed too: ",
+                                                  marked.message())));
+  };
+  if (!result.ok()) return fail_sweep(result.status());
   job->Update([&](JobSnapshot& s) {
     s.reference_name = result->reference_name;
     s.reference_us = result->reference_us;
@@ -356,7 +369,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
                        {"load", t.load},          {"verify", t.verify},
                        {"time", t.timing},        {"finalists", t.remeasure}};
   });
-  if (!record_error.ok()) return fail(record_error);
+  if (!record_error.ok()) return fail(record_error);  // the sweep stays resumable
   if (result->cancelled && job->shutdown) {
     // Daemon shutdown: the sweep stays "running" in the store and resumes next time.
     job->Update([](JobSnapshot& s) {
@@ -368,7 +381,12 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   // Finalists were re-measured after their rows were stored; store their final figures.
   if (result->winner) {
     for (const Measurement& row : result->rows) {
-      if (row.outcome == Outcome::kOk) (void)store_.UpdateTiming(sweep_id, row);
+      if (row.outcome != Outcome::kOk) continue;
+      // Without its final figures the store could crown another finalist than the sweep did.
+      if (absl::Status s = store_.UpdateTiming(sweep_id, row); !s.ok()) {
+        return fail_sweep(absl::Status(
+            s.code(), absl::StrCat("storing a finalist's re-measured time: ", s.message())));
+      }
     }
   }
   store::Reference reference{result->reference_name, result->reference_us};
@@ -388,6 +406,9 @@ void JobManager::Shutdown() {
     std::lock_guard lock(mu_);
     if (shutting_down_) return;
     shutting_down_ = true;
+    // Wake every waiter (WatchJob, WAIT_FOR_TUNING) now: they see shutting_down() and end their
+    // calls at once instead of after the candidate in flight.
+    for (auto& [id, job] : jobs_) job->Update([](JobSnapshot&) {});
     for (auto& lane : lanes_) {
       for (auto& job : lane->queue) {
         job->Update([](JobSnapshot& s) {

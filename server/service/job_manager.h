@@ -104,9 +104,10 @@ class JobManager {
                                             std::chrono::steady_clock::time_point deadline) const;
   absl::StatusOr<JobState> Cancel(const std::string& id);
 
-  // Stops taking work, cancels queued and running jobs (left resumable in the store), stops the
-  // workers. Idempotent.
+  // Stops taking work, cancels queued and running jobs (left resumable in the store), wakes every
+  // WaitForChange caller, stops the workers. Idempotent.
   void Shutdown();
+  bool shutting_down() const;
 
   // Called when a GPU's health changes (quarantined or back); for the health service.
   void SetHealthCallback(std::function<void(int ordinal, bool serving)> callback);

@@ -1,10 +1,13 @@
 #include "server/service/tuner_service.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/compiler/compiler.h"
+#include "server/core/strings.h"
 #include "server/service/convert.h"
 #include "server/store/tables.h"
 #include "server/tuner/candidate.h"
@@ -74,7 +77,39 @@ absl::Status CheckFits(const kernels::KernelFamily& family, const Shape& shape, 
   return absl::OkStatus();
 }
 
+absl::Status ShuttingDown(const std::string& job_id) {
+  return absl::UnavailableError(absl::StrCat(
+      "cutuned is shutting down; job ", job_id,
+      " stops and resumes from the store when the daemon starts again"));
+}
+
+// Budgets come from clients: NaN compares false with everything, so test what is allowed.
+absl::Status CheckBudget(const pb::Budget& budget) {
+  if (budget.max_evaluations() < 0) {
+    return absl::InvalidArgumentError("budget.max_evaluations must not be negative");
+  }
+  if (!(budget.max_seconds() >= 0) || !std::isfinite(budget.max_seconds())) {
+    return absl::InvalidArgumentError(
+        "budget.max_seconds must be a finite number >= 0 (0: no time limit)");
+  }
+  return absl::OkStatus();
+}
+
+// A job id as clients send it: the service names jobs itself, so only the shape is checked here
+// (whether the job exists is JobManager's answer).
+absl::Status CheckJobId(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id is required");
+  return absl::OkStatus();
+}
+
+constexpr size_t kMaxIdempotencyKey = 256;
+constexpr int kMaxOverrideValues = 1024;  // far more than any parameter of a family lists
+
 }  // namespace
+
+store::EntryValidator FamilyRules() {
+  return {kernels::ValidateProblem, kernels::ValidateParams};
+}
 
 struct TunerService::Target {
   std::optional<int> ordinal;  // a GPU of this host
@@ -86,8 +121,13 @@ struct TunerService::Target {
 };
 
 TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
-                           Authorizer authorizer)
-    : store_(store), jobs_(jobs), pool_(pool), authorizer_(std::move(authorizer)) {}
+                           Authorizer authorizer, ServiceLimits limits)
+    : store_(store),
+      jobs_(jobs),
+      pool_(pool),
+      authorizer_(std::move(authorizer)),
+      streams_(limits.max_streams, "open WatchJob streams and WAIT_FOR_TUNING calls"),
+      table_calls_(limits.max_table_calls, "table exports and imports") {}
 
 absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
     const pb::DeviceSelector& selector, bool need_gpu) const {
@@ -119,7 +159,7 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
       for (const GpuInfo& gpu : gpus) {
         if (gpu.device && gpu.device->uuid() == selector.uuid()) return from_gpu(gpu);
       }
-      return absl::NotFoundError(absl::StrCat("no GPU with uuid '", selector.uuid(), "'"));
+      return absl::NotFoundError(absl::StrCat("no GPU with uuid ", Quoted(selector.uuid())));
     case pb::DeviceSelector::kModel: {
       if (need_gpu) {
         return absl::InvalidArgumentError("tuning needs a GPU of this host: select it by ordinal "
@@ -133,8 +173,8 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
       for (const store::DeviceModel& m : *models) {
         if (m.name == selector.model()) return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
       }
-      return absl::NotFoundError(
-          absl::StrCat("no GPU and no tuning data for device model '", selector.model(), "'"));
+      return absl::NotFoundError(absl::StrCat("no GPU and no tuning data for device model ",
+                                              Quoted(selector.model())));
     }
     case pb::DeviceSelector::BY_NOT_SET:
       break;
@@ -216,6 +256,7 @@ absl::Status TunerService::AwaitJob(const grpc::ServerContext& context,
                     std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(1));
     auto job = jobs_.WaitForChange(job_id, seen, deadline);
     if (!job.ok()) return job.status();
+    if (jobs_.shutting_down() && !job->finished()) return ShuttingDown(job_id);
     seen = job->version;
     if (job->finished()) {
       if (job->state != JobState::kSucceeded) {
@@ -235,15 +276,19 @@ absl::Status TunerService::AwaitJob(const grpc::ServerContext& context,
 grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
                                          const pb::GetBestConfigRequest* request,
                                          pb::GetBestConfigResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
-  auto problem = Validate(request->problem());
-  if (!problem.ok()) return ToGrpc(problem.status());
+  if (!pb::GetBestConfigRequest::OnMiss_IsValid(request->on_miss())) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            absl::StrCat("unknown on_miss value ", request->on_miss())};
+  }
   const bool tune = request->on_miss() == pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE ||
                     request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING;
-  if (tune) {
-    if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
-  }
-  auto target = ResolveDevice(request->device(), tune);
+  // The role first: a read token learns nothing about a tuning request it may not make.
+  if (auto s = authorizer_.Check(*context, tune ? Role::kAdmin : Role::kRead); !s.ok()) return s;
+  auto problem = Validate(request->problem());
+  if (!problem.ok()) return ToGrpc(problem.status());
+  // A fresh exact answer needs no GPU, so the device is resolved as for a plain lookup first;
+  // only a miss that must be tuned needs a GPU of this host.
+  auto target = ResolveDevice(request->device(), /*need_gpu=*/false);
   if (!target.ok()) return ToGrpc(target.status());
   const kernels::KernelFamily& family = *problem->family;
 
@@ -261,6 +306,9 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
 
   const bool miss = found.rung != store::LookupRung::kExact || !found.stale.empty();
   if (tune && miss) {
+    auto gpu = ResolveDevice(request->device(), /*need_gpu=*/true);
+    if (!gpu.ok()) return ToGrpc(gpu.status());
+    target = *std::move(gpu);
     JobSpec spec;
     spec.family = problem->family;
     spec.shape = problem->shape;
@@ -273,6 +321,11 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     if (!submitted.ok()) return ToGrpc(submitted.status());
     response->set_job_id(submitted->first);
     if (request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING) {
+      auto slot = streams_.Enter();
+      if (!slot.ok()) {
+        context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
+        return ToGrpc(slot.status());
+      }
       if (absl::Status s = AwaitJob(*context, submitted->first); !s.ok()) {
         context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
         return ToGrpc(s);
@@ -330,15 +383,24 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   spec.dtype = problem->dtype;
   spec.strategy = request->strategy().empty() ? "brute_force" : request->strategy();
   if (auto s = tuner::CheckStrategy(spec.strategy); !s.ok()) return ToGrpc(s);
-  if (request->budget().max_evaluations() < 0 || request->budget().max_seconds() < 0) {
-    return {grpc::StatusCode::INVALID_ARGUMENT, "budget values must not be negative"};
-  }
+  if (auto s = CheckBudget(request->budget()); !s.ok()) return ToGrpc(s);
   spec.max_evaluations = request->budget().max_evaluations();
   spec.max_seconds = request->budget().max_seconds();
   for (const auto& [name, list] : request->space().values()) {
     if (list.values().empty()) {
       return {grpc::StatusCode::INVALID_ARGUMENT,
-              absl::StrCat("space override for '", name, "' lists no values")};
+              absl::StrCat("space override for ", Quoted(name), " lists no values")};
+    }
+    if (list.values_size() > kMaxOverrideValues) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("space override for ", Quoted(name), " lists ", list.values_size(),
+                           " values (at most ", kMaxOverrideValues, ")")};
+    }
+    std::vector<int64_t> values(list.values().begin(), list.values().end());
+    std::sort(values.begin(), values.end());
+    if (auto twice = std::adjacent_find(values.begin(), values.end()); twice != values.end()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("space override for ", Quoted(name), " lists ", *twice, " twice")};
     }
     spec.space[name] = {list.values().begin(), list.values().end()};
   }
@@ -350,6 +412,11 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
                          kMaxSpaceCombinations, "; narrow it")};
   }
   spec.seed = request->seed() ? request->seed() : 1;
+  if (request->idempotency_key().size() > kMaxIdempotencyKey) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            absl::StrCat("idempotency_key is ", request->idempotency_key().size(),
+                         " bytes (at most ", kMaxIdempotencyKey, ")")};
+  }
   spec.idempotency_key = request->idempotency_key();
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
@@ -368,8 +435,11 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
                                     const pb::WatchJobRequest* request,
                                     grpc::ServerWriter<pb::JobProgress>* writer) {
   if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = CheckJobId(request->job_id()); !s.ok()) return ToGrpc(s);
   auto job = jobs_.Get(request->job_id());
   if (!job.ok()) return ToGrpc(job.status());
+  auto slot = streams_.Enter();
+  if (!slot.ok()) return ToGrpc(slot.status());
   while (true) {
     pb::JobProgress progress;
     ToProto(*job, &progress);
@@ -382,6 +452,7 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
                                 std::chrono::steady_clock::now() + std::chrono::seconds(1));
       if (!job.ok()) return ToGrpc(job.status());
       if (context->IsCancelled()) return {grpc::StatusCode::CANCELLED, "watch cancelled"};
+      if (jobs_.shutting_down() && !job->finished()) return ToGrpc(ShuttingDown(job->id));
     } while (job->version == seen);
   }
 }
@@ -390,6 +461,7 @@ grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
                                      const pb::CancelJobRequest* request,
                                      pb::CancelJobResponse* response) {
   if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  if (auto s = CheckJobId(request->job_id()); !s.ok()) return ToGrpc(s);
   auto state = jobs_.Cancel(request->job_id());
   if (!state.ok()) return ToGrpc(state.status());
   JobSnapshot snapshot;
@@ -455,6 +527,8 @@ grpc::Status TunerService::ExportTable(grpc::ServerContext* context,
                                        const pb::ExportTableRequest* request,
                                        pb::ExportTableResponse* response) {
   if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  auto slot = table_calls_.Enter();
+  if (!slot.ok()) return ToGrpc(slot.status());
   auto json = store::ExportTable(store_, {request->device_model(), request->include_rows()});
   if (!json.ok()) return ToGrpc(json.status());
   response->set_json(std::move(*json));
@@ -465,9 +539,16 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
                                        const pb::ImportTableRequest* request,
                                        pb::ImportTableResponse* response) {
   if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  auto slot = table_calls_.Enter();
+  if (!slot.ok()) return ToGrpc(slot.status());
   store::ImportOptions options;
   options.known_families = KnownFamilies();
+  options.validator = FamilyRules();
   switch (request->policy()) {
+    case pb::ImportTableRequest::MERGE_POLICY_UNSPECIFIED:
+    case pb::ImportTableRequest::KEEP_FASTER:
+      options.policy = store::MergePolicy::kKeepFaster;
+      break;
     case pb::ImportTableRequest::KEEP_NEWER:
       options.policy = store::MergePolicy::kKeepNewer;
       break;
@@ -475,7 +556,8 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
       options.policy = store::MergePolicy::kFailOnConflict;
       break;
     default:
-      options.policy = store::MergePolicy::kKeepFaster;
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("unknown merge policy ", request->policy())};
   }
   auto stats = store::ImportTable(store_, request->json(), options);
   if (!stats.ok()) return ToGrpc(stats.status());

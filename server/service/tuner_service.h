@@ -1,7 +1,8 @@
 // The cutune.v1.Tuner gRPC service: validates every request before anything is queued, answers
 // lookups from the store's ladder, and drives tuning jobs through the JobManager. Synchronous
 // gRPC handlers are used on purpose: WatchJob and WAIT_FOR_TUNING block on job progress, which
-// the sync server's thread pool absorbs without the timer machinery callback reactors would need.
+// the sync server's thread pool absorbs without the timer machinery callback reactors would need;
+// ServiceLimits bounds how many such calls are open, and cutuned caps the pool's threads.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "cutune/v1/cutune.grpc.pb.h"
 #include "server/compiler/pool.h"
 #include "server/service/auth.h"
+#include "server/service/call_limit.h"
 #include "server/service/job_manager.h"
 #include "server/store/store.h"
 
@@ -29,10 +31,20 @@ inline constexpr std::string_view kJobIdTrailer = "cutune-job-id";
 // (tested).
 inline constexpr uint64_t kMaxSpaceCombinations = 8'000'000;
 
+// The kernel families' admission rules in the form the store takes: every table the service
+// imports and every stored winner it serves passes them (cutuned opens its store with them).
+store::EntryValidator FamilyRules();
+
+// Bounds on calls that hold a server thread or much memory for long (see CallLimit).
+struct ServiceLimits {
+  int max_streams = 64;      // WatchJob streams and WAIT_FOR_TUNING calls open at once
+  int max_table_calls = 2;   // ExportTable and ImportTable calls running at once
+};
+
 class TunerService final : public pb::Tuner::Service {
  public:
   TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
-               Authorizer authorizer);
+               Authorizer authorizer, ServiceLimits limits = {});
 
   grpc::Status ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest* request,
                            pb::ListDevicesResponse* response) override;
@@ -66,6 +78,8 @@ class TunerService final : public pb::Tuner::Service {
   JobManager& jobs_;
   compiler::CompilePool& pool_;
   const Authorizer authorizer_;
+  CallLimit streams_;
+  CallLimit table_calls_;
 };
 
 }  // namespace cutune::service

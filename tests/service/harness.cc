@@ -42,7 +42,8 @@ ScopedEnv::~ScopedEnv() {
 }
 
 TestServer::TestServer(ServerOptions options) {
-  auto store = store::Store::Open(options.db_path.empty() ? dir_.File("cutune.db") : options.db_path);
+  auto store = store::Store::Open(options.db_path.empty() ? dir_.File("cutune.db") : options.db_path,
+                                  {.validator = FamilyRules()});
   if (!store.ok()) {
     ADD_FAILURE() << store.status();
     std::abort();
@@ -54,7 +55,8 @@ TestServer::TestServer(ServerOptions options) {
   job_options.max_queue_per_gpu = options.max_queue_per_gpu;
   job_options.worker_path = options.worker_path.empty() ? FakeWorker() : options.worker_path;
   jobs_ = std::make_unique<JobManager>(job_options, *store_, *pool_);
-  service_ = std::make_unique<TunerService>(*store_, *jobs_, *pool_, std::move(options.authorizer));
+  service_ = std::make_unique<TunerService>(*store_, *jobs_, *pool_, std::move(options.authorizer),
+                                            options.limits);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -153,15 +155,13 @@ bool WaitUntil(const std::function<bool()>& ready, std::chrono::milliseconds tim
   return ready();
 }
 
-std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args,
-                                      const std::vector<std::string>& env) {
-  std::unique_ptr<Daemon> daemon(new Daemon);
-  const std::string socket = daemon->dir_.File("cutuned.sock");
-  daemon->target_ = "unix:" + socket;
-  std::vector<std::string> argv = {(BinDir() / "cutuned").string(), "--listen", daemon->target_,
-                                   "--cache-dir", daemon->dir_.File("cache")};
+namespace {
+
+// Starts cutuned with `args`, its output to `log`; returns the child's pid.
+pid_t SpawnCutuned(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                   const std::string& log) {
+  std::vector<std::string> argv = {(BinDir() / "cutuned").string()};
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string log = daemon->dir_.File("cutuned.log");
   const pid_t pid = fork();
   if (pid == 0) {
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -174,6 +174,43 @@ std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args,
     execv(raw[0], raw.data());
     _exit(127);
   }
+  return pid;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+std::optional<int> Daemon::RunToExit(const std::vector<std::string>& args, std::string* output,
+                                     std::chrono::milliseconds timeout) {
+  TempDir dir;
+  const std::string log = dir.File("cutuned.log");
+  const pid_t pid = SpawnCutuned(args, {}, log);
+  int status = 0;
+  const bool exited = WaitUntil([&] { return waitpid(pid, &status, WNOHANG) == pid; }, timeout);
+  if (!exited) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  *output = ReadAll(log);
+  if (!exited || !WIFEXITED(status)) return std::nullopt;
+  return WEXITSTATUS(status);
+}
+
+std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args,
+                                      const std::vector<std::string>& env,
+                                      const std::string& listen) {
+  std::unique_ptr<Daemon> daemon(new Daemon);
+  daemon->target_ = listen.empty() ? "unix:" + daemon->dir_.File("cutuned.sock") : listen;
+  std::vector<std::string> argv = {"--listen", daemon->target_, "--cache-dir",
+                                   daemon->dir_.File("cache")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = SpawnCutuned(argv, env, daemon->dir_.File("cutuned.log"));
   daemon->pid_ = pid;
   const bool up = WaitUntil(
       [&] {
@@ -204,12 +241,7 @@ Daemon::~Daemon() {
   }
 }
 
-std::string Daemon::log() const {
-  std::ifstream in(dir_.File("cutuned.log"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
+std::string Daemon::log() const { return ReadAll(dir_.File("cutuned.log")); }
 
 std::optional<int> Daemon::Stop(int signal, std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return std::nullopt;

@@ -65,6 +65,7 @@ struct ServerOptions {
   int max_queue_per_gpu = 8;
   Authorizer authorizer;
   std::string db_path;  // empty: a fresh database in the server's temporary directory
+  ServiceLimits limits;
 
   static ServerOptions Worker(std::string path) {
     ServerOptions o;
@@ -137,8 +138,15 @@ class Daemon {
  public:
   // Starts cutuned with `args` (plus --listen and --cache-dir) and `env` ("NAME=value" added to
   // this process's environment); waits until ListDevices answers.
+  // `listen` empty: a unix socket in the daemon's own directory.
   static std::unique_ptr<Daemon> Start(const std::vector<std::string>& args,
-                                       const std::vector<std::string>& env = {});
+                                       const std::vector<std::string>& env = {},
+                                       const std::string& listen = "");
+
+  // Runs cutuned with exactly `args` (nothing added) until it exits or `timeout` passes (then
+  // kills it); returns the exit code (nullopt: killed or signalled) and sets `output`.
+  static std::optional<int> RunToExit(const std::vector<std::string>& args, std::string* output,
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(20));
   ~Daemon();  // SIGKILL if still running
 
   const std::string& target() const { return target_; }

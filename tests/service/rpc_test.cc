@@ -141,7 +141,7 @@ TEST(RpcTest, InvalidArgumentForBadShapeDtypeAndParameters) {
   auto budget = SmallJob(64, 64);
   budget.mutable_budget()->set_max_evaluations(-1);
   EXPECT_THAT(Call(stub, budget),
-              HasStatus(grpc::StatusCode::INVALID_ARGUMENT, "budget values must not be negative"));
+              HasStatus(grpc::StatusCode::INVALID_ARGUMENT, "budget.max_evaluations must not be negative"));
   auto by_model = SmallJob(64, 64);
   by_model.mutable_device()->set_model("Fake GPU");
   EXPECT_THAT(Call(stub, by_model),
@@ -360,9 +360,9 @@ TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
 
   // A conflicting winner for the same key: refused under FAIL_ON_CONFLICT, nothing changes.
   std::string conflicting = import.json();
-  const std::string from = "\"time_us\": 36.1";
+  const std::string from = "\"time_us\":36.1";
   ASSERT_NE(conflicting.find(from), std::string::npos);
-  conflicting.replace(conflicting.find(from), from.size(), "\"time_us\": 30.5");
+  conflicting.replace(conflicting.find(from), from.size(), "\"time_us\":30.5");
   pb::ImportTableRequest conflict;
   conflict.set_json(conflicting);
   conflict.set_policy(pb::ImportTableRequest::FAIL_ON_CONFLICT);
