@@ -30,6 +30,7 @@
 #include "server/core/limits.h"
 #include "server/service/address.h"
 #include "server/service/health.h"
+#include "server/service/in_flight.h"
 #include "server/service/job_manager.h"
 #include "server/service/tuner_service.h"
 #include "server/store/store.h"
@@ -290,6 +291,10 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&service);
   builder.RegisterService(&health);
+  service::InFlightCalls in_flight;
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(in_flight.Factory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   if (!flags.reflection) builder.SetOption(std::make_unique<WithoutReflection>());
   // The largest request is a table import; a table the daemon exported always fits.
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
@@ -327,9 +332,15 @@ int main(int argc, char** argv) {
   std::cerr << "cutuned: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
             << ": shutting down\n";
   health.Shutdown();  // every service NOT_SERVING, every health watch ended
-  std::thread stopper([&] { jobs.Shutdown(); });
-  server->Shutdown(std::chrono::system_clock::now() +
-                   std::chrono::milliseconds(static_cast<int64_t>(flags.grace_seconds * 1000)));
+  std::thread stopper([&] { jobs.Shutdown(); });  // also ends WatchJob and WAIT_FOR_TUNING calls
+  // Calls in flight may finish within the grace period; then the server stops at once (a short
+  // deadline for calls that arrive meanwhile) instead of waiting for idle client connections.
+  const auto grace_end = std::chrono::steady_clock::now() +
+                         std::chrono::milliseconds(static_cast<int64_t>(flags.grace_seconds * 1000));
+  while (in_flight.count() > 0 && std::chrono::steady_clock::now() < grace_end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   stopper.join();
   if (auto s = (*store)->Checkpoint(); !s.ok()) {
     std::cerr << "cutuned: checkpoint failed: " << s.message() << "\n";
