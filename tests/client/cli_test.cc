@@ -11,7 +11,9 @@
 #include "client/cli/report.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/family.h"
 #include "nlohmann/json.hpp"
+#include "server/tuner/strategy.h"
 #include "tests/client/harness.h"
 #include "tests/client/png.h"
 
@@ -286,6 +288,55 @@ TEST_F(CliTest, TableExportImportDiffRoundTrip) {
   RunResult model = Run({"table", "export", "--model", "NVIDIA B200"});
   EXPECT_EQ(model.exit_code, kNotFound);
   EXPECT_TRUE(OneErrorLine(model, "NOT_FOUND"));
+}
+
+// Far beyond gRPC's default 4 MiB message: the CLI sends and receives what the daemon accepts, and
+// a table the daemon exported imports again (issue 13: `table export --rows` failed above 4 MiB).
+TEST_F(CliTest, TablesLargerThanGrpcsDefaultMessageRoundTrip) {
+  const kernels::KernelFamily& family = kernels::TransposeFamily();
+  const tuner::ValidCandidates valid = tuner::EnumerateValid(family.default_space());
+  Json sweeps = Json::array();
+  for (int i = 0; i < 30; ++i) {
+    Json rows = Json::array();
+    for (const Params& params : valid.candidates) {
+      Json p = Json::object();
+      for (const auto& [name, value] : params) p[name] = value;
+      rows.push_back({{"outcome", "ok"}, {"measured_at", "2026-11-29T10:00:00.000Z"},
+                      {"params", p}, {"detail", "a row of a large table"},
+                      {"resources", {{"registers", 30}, {"static_shared_bytes", 4224},
+                                     {"stack_bytes", 0}, {"spill_store_bytes", 0},
+                                     {"spill_load_bytes", 0}, {"constant_bytes", 360}}},
+                      {"samples", 25}, {"time_us", 100.5 + rows.size()}, {"min_us", 99.0},
+                      {"rel_spread", 0.004}, {"gbps", 3000.0}, {"tflops", 0.0},
+                      {"percent_of_reference", 90.0}, {"compile_ms", 55.0}});
+    }
+    sweeps.push_back({{"family", "transpose"}, {"dtype", "f32"}, {"shape", {1000 + i, 2000}},
+                      {"status", "succeeded"}, {"started_at", "2026-11-29T09:00:00.000Z"},
+                      {"finished_at", "2026-11-29T09:30:00.000Z"},
+                      {"reference", {{"name", "device copy"}, {"time_us", 90.0}}},
+                      {"request", "{}"}, {"rows", rows}, {"source_hash", family.source_hash()},
+                      {"space_version", family.space_version()}, {"driver_version", 13000},
+                      {"nvrtc_version", "13.0"}});
+  }
+  Json table = {{"format", "cutune-table"}, {"version", 1},
+                {"devices", {{{"model", "Big GPU"}, {"cc_major", 9}, {"cc_minor", 0},
+                              {"sm_count", 132}, {"total_memory_bytes", 85899345920},
+                              {"winners", Json::array()}, {"sweeps", sweeps}}}}};
+  const auto big = (tmp_.path() / "big.json").string();
+  std::ofstream(big) << table.dump();
+  ASSERT_GT(std::filesystem::file_size(big), 5u << 20);
+
+  RunResult imported = Run({"table", "import", big});
+  ASSERT_EQ(imported.exit_code, kOk) << imported.err;
+  const auto exported = (tmp_.path() / "big-export.json").string();
+  RunResult ex = Run({"table", "export", "--rows", "--model", "Big GPU", "-o", exported});
+  ASSERT_EQ(ex.exit_code, kOk) << ex.err;
+  EXPECT_GT(std::filesystem::file_size(exported), 4u << 20);
+  auto fresh = Daemon::Start();
+  RunResult again = RunProgram((BinDir() / "cutune").string(),
+                               {"table", "import", exported, "--server", fresh->target()});
+  ASSERT_EQ(again.exit_code, kOk) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("12690 rows added"));  // 30 sweeps x every valid candidate
 }
 
 TEST_F(CliTest, ImportOfABadTableNamesTheProblem) {
