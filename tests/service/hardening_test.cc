@@ -17,6 +17,8 @@
 
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.grpc.pb.h"
+#include <sqlite3.h>
+
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "kernels/family.h"
@@ -234,6 +236,37 @@ TEST(HardeningTest, SigtermEndsHealthWatchesAndJobStreamsAtOnce) {
   EXPECT_EQ(health_messages.load(), 2);  // SERVING, then NOT_SERVING
   EXPECT_TRUE(health_end.ok()) << health_end.error_message();
   EXPECT_THAT(job_end, HasStatus(grpc::StatusCode::UNAVAILABLE, "shutting down"));
+}
+
+// --- store errors inside a job are reported, not dropped ------------------------------------
+
+TEST(HardeningTest, AFinalistTimeTheStoreCannotKeepFailsTheJobAndItsSweep) {
+  TempDir dir;
+  const std::string db = dir.File("broken.db");
+  ASSERT_TRUE(store::Store::Open(db).ok());  // the schema
+  // Rows can be written but never updated: what a finalist's re-measured time needs.
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw,
+                         "CREATE TRIGGER no_updates BEFORE UPDATE ON rows "
+                         "BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  ServerOptions options;
+  options.db_path = db;
+  TestServer server(options);
+  pb::StartTuningResponse started;
+  ASSERT_TRUE(server.stub().StartTuning(Context().get(), SmallJob(256, 256), &started).ok());
+  const pb::JobProgress end = WaitForJob(server.stub(), started.job_id());
+  // Before the fix the error was discarded and the job "succeeded" with first-pass figures.
+  EXPECT_EQ(end.state(), pb::JobProgress::FAILED);
+  EXPECT_THAT(end.error(), HasSubstr("storing a finalist's re-measured time"));
+  EXPECT_THAT(end.error(), HasSubstr("disk on fire"));
+  auto sweeps = server.store().ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_EQ(sweeps->size(), 1u);
+  EXPECT_EQ(sweeps->front().status, store::SweepStatus::kFailed);
 }
 
 TEST(HardeningTest, CallLimitAdmitsUpToItsBoundAndGivesPlacesBack) {
