@@ -8,6 +8,7 @@
 #include "nlohmann/json.hpp"
 #include "server/core/hash.h"
 #include "server/core/strings.h"
+#include "server/tuner/strategy.h"
 
 namespace cutune::service {
 
@@ -156,9 +157,7 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
     auto narrowed = spec.family->default_space().Narrow(spec.space);
     if (!narrowed.ok()) return narrowed.status();
   }
-  if (spec.max_evaluations < 0 || spec.max_seconds < 0) {
-    return absl::InvalidArgumentError("budgets must not be negative");
-  }
+  if (auto s = tuner::CheckBudget(spec.max_evaluations, spec.max_seconds); !s.ok()) return s;
   if (!no_gpu_reason_.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("this host cannot tune (serving tables only): ", no_gpu_reason_));

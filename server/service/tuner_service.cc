@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -81,18 +80,6 @@ absl::Status ShuttingDown(const std::string& job_id) {
   return absl::UnavailableError(absl::StrCat(
       "cutuned is shutting down; job ", job_id,
       " stops and resumes from the store when the daemon starts again"));
-}
-
-// Budgets come from clients: NaN compares false with everything, so test what is allowed.
-absl::Status CheckBudget(const pb::Budget& budget) {
-  if (budget.max_evaluations() < 0) {
-    return absl::InvalidArgumentError("budget.max_evaluations must not be negative");
-  }
-  if (!(budget.max_seconds() >= 0) || !std::isfinite(budget.max_seconds())) {
-    return absl::InvalidArgumentError(
-        "budget.max_seconds must be a finite number >= 0 (0: no time limit)");
-  }
-  return absl::OkStatus();
 }
 
 // A job id as clients send it: the service names jobs itself, so only the shape is checked here
@@ -383,7 +370,11 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   spec.dtype = problem->dtype;
   spec.strategy = request->strategy().empty() ? "brute_force" : request->strategy();
   if (auto s = tuner::CheckStrategy(spec.strategy); !s.ok()) return ToGrpc(s);
-  if (auto s = CheckBudget(request->budget()); !s.ok()) return ToGrpc(s);
+  if (auto s = tuner::CheckBudget(request->budget().max_evaluations(),
+                                  request->budget().max_seconds());
+      !s.ok()) {
+    return ToGrpc(s);
+  }
   spec.max_evaluations = request->budget().max_evaluations();
   spec.max_seconds = request->budget().max_seconds();
   for (const auto& [name, list] : request->space().values()) {

@@ -170,6 +170,17 @@ absl::Status CheckStrategy(std::string_view strategy) {
                                                  " (known: ", absl::StrJoin(names, ", "), ")"));
 }
 
+absl::Status CheckBudget(int64_t max_evaluations, double max_seconds) {
+  if (max_evaluations < 0) {
+    return absl::InvalidArgumentError("budget.max_evaluations must not be negative");
+  }
+  if (!(max_seconds >= 0) || !std::isfinite(max_seconds)) {
+    return absl::InvalidArgumentError(
+        "budget.max_seconds must be a finite number >= 0 (0: no time limit)");
+  }
+  return absl::OkStatus();
+}
+
 ValidCandidates EnumerateValid(const kernels::Space& space) {
   ValidCandidates valid;
   space.ForEachValid([&](uint64_t, const Params& params) { valid.candidates.push_back(params); });

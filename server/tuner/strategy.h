@@ -72,5 +72,8 @@ std::unique_ptr<Search> ListSearch(std::vector<Params> candidates);
 std::vector<std::string> StrategyNames();
 // INVALID_ARGUMENT naming the known strategies unless `strategy` is one of them.
 absl::Status CheckStrategy(std::string_view strategy);
+// INVALID_ARGUMENT unless max_evaluations >= 0 and max_seconds is a finite number >= 0 (NaN
+// compares false with everything, so what is allowed is tested, not what is not).
+absl::Status CheckBudget(int64_t max_evaluations, double max_seconds);
 
 }  // namespace cutune::tuner

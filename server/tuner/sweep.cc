@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/tuner/candidate.h"
 #include "server/tuner/strategy.h"
+#include "server/worker/outcome.h"
 
 namespace cutune::tuner {
 namespace {
@@ -19,25 +20,6 @@ namespace wpb = worker::wpb;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-Outcome FromProto(wpb::Outcome outcome) {
-  switch (outcome) {
-    case wpb::OUTCOME_OK:
-      return Outcome::kOk;
-    case wpb::OUTCOME_PRUNED:
-      return Outcome::kPruned;
-    case wpb::OUTCOME_COMPILE_FAILED:
-      return Outcome::kCompileFailed;
-    case wpb::OUTCOME_OUT_OF_RESOURCES:
-      return Outcome::kOutOfResources;
-    case wpb::OUTCOME_TIMEOUT:
-      return Outcome::kTimeout;
-    case wpb::OUTCOME_WRONG_ANSWER:
-      return Outcome::kWrongAnswer;
-    default:
-      return Outcome::kFault;
-  }
 }
 
 wpb::TimingPolicy Policy(const TimingOptions& t) {
@@ -100,9 +82,7 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   if (options.family == nullptr) return absl::InvalidArgumentError("no kernel family given");
   const kernels::KernelFamily& family = *options.family;
   if (auto s = family.ValidateShape(options.shape); !s.ok()) return s;
-  if (options.max_evaluations < 0 || options.max_seconds < 0) {
-    return absl::InvalidArgumentError("budgets must not be negative");
-  }
+  if (auto s = CheckBudget(options.max_evaluations, options.max_seconds); !s.ok()) return s;
   const kernels::Space& space = options.space ? *options.space : family.default_space();
   if (auto s = CheckStrategy(options.strategy); !s.ok()) return s;  // a list does not excuse it
   std::unique_ptr<Search> search;
@@ -285,7 +265,7 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
       }
       if (row.resources.stack_bytes == 0) row.resources.stack_bytes = ran->local_bytes();
     }
-    row.outcome = FromProto(ran->outcome());
+    row.outcome = worker::FromProto(ran->outcome());
     row.detail = ran->detail();
     row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),
                   ran->stats().rel_spread()};

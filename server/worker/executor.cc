@@ -13,6 +13,7 @@
 #include "server/cuda/check.h"
 #include "server/cuda/cublas.h"
 #include "server/cuda/errors.h"
+#include "server/worker/outcome.h"
 
 namespace cutune::worker {
 namespace {
@@ -22,26 +23,6 @@ namespace {
 // holds the previous candidate's correct answer, and a kernel that writes nothing then passes.
 
 const cuda::DriverApi& Api() { return **cuda::Driver(); }
-
-wpb::Outcome ToProto(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kOk:
-      return wpb::OUTCOME_OK;
-    case Outcome::kPruned:
-      return wpb::OUTCOME_PRUNED;
-    case Outcome::kCompileFailed:
-      return wpb::OUTCOME_COMPILE_FAILED;
-    case Outcome::kOutOfResources:
-      return wpb::OUTCOME_OUT_OF_RESOURCES;
-    case Outcome::kFault:
-      return wpb::OUTCOME_FAULT;
-    case Outcome::kTimeout:
-      return wpb::OUTCOME_TIMEOUT;
-    case Outcome::kWrongAnswer:
-      return wpb::OUTCOME_WRONG_ANSWER;
-  }
-  return wpb::OUTCOME_UNSPECIFIED;
-}
 
 LaunchGeometry FromProto(const wpb::Geometry& g) {
   LaunchGeometry out;

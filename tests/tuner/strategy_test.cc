@@ -197,3 +197,20 @@ TEST(DeriveFiguresTest, BandwidthThroughputAndPercent) {
 
 }  // namespace
 }  // namespace cutune::tuner
+
+namespace cutune::tuner {
+namespace {
+
+TEST(CheckBudgetTest, OnlyNonNegativeCountsAndFiniteNonNegativeSecondsPass) {
+  EXPECT_TRUE(CheckBudget(0, 0).ok());
+  EXPECT_TRUE(CheckBudget(100, 2.5).ok());
+  EXPECT_THAT(std::string(CheckBudget(-1, 0).message()), HasSubstr("max_evaluations"));
+  for (double seconds : {-0.5, std::nan(""), -std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    absl::Status s = CheckBudget(0, seconds);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << seconds;
+    EXPECT_THAT(std::string(s.message()), HasSubstr("max_seconds must be a finite number")) << seconds;
+  }
+}
+
+}  // namespace
+}  // namespace cutune::tuner
