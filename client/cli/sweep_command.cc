@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -32,6 +33,8 @@ struct SweepOptions {
   int max_evals = 0;
   double max_seconds = 0;
   std::vector<std::string> params;  // "name=v1,v2"
+  std::vector<std::string> candidates;  // "name=v,name=v"
+  std::string candidates_file;
   std::string idempotency_key;
   uint64_t seed = 0;
   int top = 10;
@@ -59,6 +62,24 @@ std::string ParseOverride(const std::string& text, std::string* name,
   }
   if (name) *name = kv.first;
   return "";
+}
+
+// One configuration per line ("bm=128,bn=64,..."); blank lines and "#" comments are skipped.
+absl::StatusOr<std::vector<std::string>> ReadCandidatesFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::vector<std::string> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    std::string text(absl::StripAsciiWhitespace(line.substr(0, line.find('#'))));
+    if (text.empty()) continue;
+    if (auto parsed = ParseParams(text); !parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", number, ": ", parsed.status().message()));
+    }
+    out.push_back(std::move(text));
+  }
+  return out;
 }
 
 std::string Suffix(const pb::JobProgress& p) {
@@ -114,6 +135,18 @@ int Sweep(const SweepOptions& options) {
     ParseOverride(text, &name, &values);  // validated while parsing the command line
     auto& list = (*request.mutable_space()->mutable_values())[name];
     for (int64_t v : values) list.add_values(v);
+  }
+  std::vector<std::string> candidates = options.candidates;
+  if (!options.candidates_file.empty()) {
+    auto listed = ReadCandidatesFile(options.candidates_file);
+    if (!listed.ok()) return ReportError(listed.status());
+    candidates.insert(candidates.end(), listed->begin(), listed->end());
+  }
+  for (const std::string& text : candidates) {
+    auto params = ParseParams(text);
+    if (!params.ok()) return ReportError(params.status());
+    auto& values = *request.add_candidates()->mutable_values();
+    for (const auto& [name, value] : *params) values[name] = value;
   }
   request.set_idempotency_key(options.idempotency_key);
   request.set_seed(options.seed);
@@ -242,7 +275,8 @@ void AddSweepCommand(CLI::App& app, Context& context) {
   cmd->add_option("--strategy", options->strategy,
                   "Search strategy: brute_force (default: every candidate), random (random "
                   "order), local (random start, then the neighbours of the best; 15% of the "
-                  "candidates unless --max-evals)");
+                  "candidates unless --max-evals), quick (the device's portfolio at this "
+                  "shape, then the neighbours of the best until none is faster)");
   cmd->add_option("--max-evals", options->max_evals,
                   "Stop after this many candidates (0: no limit; local: 15%)")
       ->check(CLI::NonNegativeNumber);
@@ -252,6 +286,19 @@ void AddSweepCommand(CLI::App& app, Context& context) {
                   "Narrow the space: NAME=V1,V2,... (repeatable), e.g. --param tile=32,64")
       ->check(CLI::Validator(
           [](std::string& text) { return ParseOverride(text, nullptr, nullptr); }, "NAME=V1,V2"));
+  cmd->add_option("--candidate", options->candidates,
+                  "Measure this configuration (repeatable): NAME=V,NAME=V,... with every "
+                  "parameter; replaces the strategy's choice, or with --strategy quick its "
+                  "starting set")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            auto parsed = ParseParams(text);
+            return parsed.ok() ? std::string() : std::string(parsed.status().message());
+          },
+          "NAME=V,..."));
+  cmd->add_option("--candidates", options->candidates_file,
+                  "File of configurations to measure, one NAME=V,NAME=V,... per line (# "
+                  "comments), like --candidate");
   cmd->add_option("--idempotency-key", options->idempotency_key,
                   "Retrying with the same key returns the job it first created");
   cmd->add_option("--seed", options->seed, "Seed of randomized strategies (0: the daemon's)");

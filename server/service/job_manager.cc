@@ -1,5 +1,6 @@
 #include "server/service/job_manager.h"
 
+#include <algorithm>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "server/core/hash.h"
 #include "server/core/strings.h"
+#include "server/predict/portfolio.h"
 #include "server/tuner/strategy.h"
 
 namespace cutune::service {
@@ -42,8 +44,31 @@ nlohmann::ordered_json SpecJson(const JobSpec& spec) {
   nlohmann::ordered_json space = nlohmann::ordered_json::object();
   for (const auto& [name, values] : spec.space) space[name] = values;
   j["space"] = space;
+  if (!spec.candidates.empty()) {
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const Params& params : spec.candidates) candidates.push_back(FormatParams(params));
+    j["candidates"] = candidates;
+  }
   j["seed"] = spec.seed;
   return j;
+}
+
+// The starting set of a quick sweep: the device model's winners of the family, nearest shape
+// first, and the family's baseline.
+absl::StatusOr<std::vector<Params>> QuickStart(store::Store& store, const std::string& model,
+                                               const kernels::KernelFamily& family, DType dtype,
+                                               const Shape& shape) {
+  auto winners = store.ListWinners(model);
+  if (!winners.ok()) return winners.status();
+  std::vector<predict::TunedShape> tuned;
+  for (const store::Winner& w : *winners) {
+    if (w.family != family.name() || w.dtype != dtype) continue;
+    tuned.push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
+  }
+  std::vector<Params> start = predict::NearestWinners(tuned, shape);
+  const Params baseline = family.baseline();
+  if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
+  return start;
 }
 
 }  // namespace
@@ -299,6 +324,12 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   options.seed = spec.seed;
   options.timing = spec.timing;
   options.candidate_timeout = options_.candidate_timeout;
+  options.candidates = spec.candidates;
+  if (spec.strategy == "quick" && options.candidates.empty()) {
+    auto start = QuickStart(store_, device.name, *spec.family, spec.dtype, spec.shape);
+    if (!start.ok()) return fail(start.status());
+    options.candidates = *std::move(start);
+  }
 
   store::SweepKey key{device, std::string(spec.family->name()), spec.shape, spec.dtype};
   Provenance provenance{info->driver_version(), info->nvrtc_version(),

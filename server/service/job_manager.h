@@ -36,6 +36,9 @@ struct JobSpec {
   int max_evaluations = 0;
   double max_seconds = 0;
   std::map<std::string, std::vector<int64_t>> space;  // narrowing of the default space
+  // Measured in order instead of the strategy's choice; with "quick", its starting set (empty:
+  // the device model's portfolio from the store).
+  std::vector<Params> candidates;
   uint64_t seed = 1;
   std::string idempotency_key;
   tuner::TimingOptions timing;

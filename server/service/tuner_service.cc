@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -91,6 +92,7 @@ absl::Status CheckJobId(const std::string& job_id) {
 
 constexpr size_t kMaxIdempotencyKey = 256;
 constexpr int kMaxOverrideValues = 1024;  // far more than any parameter of a family lists
+constexpr int kMaxCandidates = 4096;      // more than a family's whole default space
 
 }  // namespace
 
@@ -301,6 +303,10 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     spec.shape = problem->shape;
     spec.dtype = problem->dtype;
     spec.device = target->ordinal.value_or(0);
+    // ANSWER_NOW_AND_TUNE already answered; its job makes the answer exact within seconds.
+    if (request->on_miss() == pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE) {
+      spec.strategy = "quick";
+    }
     if (auto s = CheckFits(family, spec.shape, spec.device, target->total_memory); !s.ok()) {
       return ToGrpc(s);
     }
@@ -401,6 +407,25 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             absl::StrCat("space of ", narrowed->CartesianSize(), " combinations is larger than ",
                          kMaxSpaceCombinations, "; narrow it")};
+  }
+  if (request->candidates_size() > kMaxCandidates) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            absl::StrCat("candidates lists ", request->candidates_size(),
+                         " configurations (at most ", kMaxCandidates, ")")};
+  }
+  std::set<std::string> seen;
+  for (int i = 0; i < request->candidates_size(); ++i) {
+    const auto& values = request->candidates(i).values();
+    Params params(values.begin(), values.end());
+    if (absl::Status s = narrowed->Admit(params, /*strict=*/false); !s.ok()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("candidates[", i, "]: ", s.message())};
+    }
+    if (!seen.insert(FormatParams(params)).second) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              absl::StrCat("candidates[", i, "] repeats ", Quoted(FormatParams(params)))};
+    }
+    spec.candidates.push_back(std::move(params));
   }
   spec.seed = request->seed() ? request->seed() : 1;
   if (request->idempotency_key().size() > kMaxIdempotencyKey) {

@@ -57,9 +57,10 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
 
 absl::StatusOr<ReplayResult> Replay(const kernels::Space& space, const ValidCandidates& valid,
                                     const RecordedSweep& recorded, const std::string& strategy,
-                                    uint64_t seed, int64_t budget, size_t window) {
+                                    uint64_t seed, int64_t budget, size_t window,
+                                    const std::vector<Params>& start) {
   if (window == 0) return absl::InvalidArgumentError("the proposal window must be at least 1");
-  auto search = MakeSearch(space, valid, strategy, seed, budget);
+  auto search = MakeSearch(space, valid, strategy, seed, budget, start);
   if (!search.ok()) return search.status();
   ReplayResult result;
   std::deque<Params> pending;

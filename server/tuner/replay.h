@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/space.h"
@@ -34,8 +35,10 @@ struct ReplayResult {
 // window (`window` candidates proposed before their results are known), answering from `recorded`.
 // FAILED_PRECONDITION when the search proposes a candidate the recording lacks (a recording of
 // another space version).
+// `start`: quick's starting set (MakeSearch).
 absl::StatusOr<ReplayResult> Replay(const kernels::Space& space, const ValidCandidates& valid,
                                     const RecordedSweep& recorded, const std::string& strategy,
-                                    uint64_t seed, int64_t budget, size_t window);
+                                    uint64_t seed, int64_t budget, size_t window,
+                                    const std::vector<Params>& start = {});
 
 }  // namespace cutune::tuner

@@ -51,7 +51,7 @@ class FixedOrder final : public Search {
 class LocalSearch final : public Search {
  public:
   // Anchors tried in order of their time before falling back to the random order.
-  static constexpr size_t kAnchors = 5;
+  static constexpr size_t kAnchors = 2;
 
   LocalSearch(const kernels::Space& space, const ValidCandidates& valid_candidates, uint64_t seed,
               int64_t budget)
@@ -159,9 +159,121 @@ class LocalSearch final : public Search {
   bool count_told_ = false;
 };
 
+// "quick": the start list (the portfolio) in order, then a descent: the untried candidates one
+// parameter away from the best measured so far, then two away; when the best's neighbourhood is
+// exhausted (a local optimum) the same around the second fastest, and then the search is done.
+// Deterministic: neighbours go in index order.
+class QuickSearch final : public Search {
+ public:
+  static constexpr size_t kAnchors = 2;
+  QuickSearch(const kernels::Space& space, const ValidCandidates& valid,
+              const std::vector<Params>& start, int64_t budget)
+      : candidates_(valid.candidates), budget_(budget) {
+    invalid_ = valid.invalid;
+    const std::vector<kernels::Parameter>& parameters = space.parameters();
+    for (const Params& params : candidates_) {
+      std::vector<uint16_t> code;
+      code.reserve(parameters.size());
+      for (const kernels::Parameter& parameter : parameters) {
+        const auto& values = parameter.values;
+        const auto at = std::find(values.begin(), values.end(), params.at(parameter.name));
+        code.push_back(static_cast<uint16_t>(at - values.begin()));
+      }
+      index_.emplace(FormatParams(params), codes_.size());
+      codes_.push_back(std::move(code));
+    }
+    state_.assign(candidates_.size(), State::kUnseen);
+    for (const Params& params : start) {
+      auto found = index_.find(FormatParams(params));
+      // Members outside this (possibly narrowed) space are skipped, not an error: a portfolio
+      // is tuned on the default space.
+      if (found != index_.end() &&
+          std::find(start_.begin(), start_.end(), found->second) == start_.end()) {
+        start_.push_back(found->second);
+      }
+    }
+  }
+
+  std::vector<Params> Next(size_t n) override {
+    std::vector<Params> out;
+    while (out.size() < n && (budget_ <= 0 || used_ < budget_)) {
+      const std::optional<size_t> pick = Pick();
+      if (!pick) break;
+      state_[*pick] = State::kProposed;
+      ++used_;
+      out.push_back(candidates_[*pick]);
+    }
+    return out;
+  }
+
+  void Tell(const Params& params, std::optional<double> median_us) override {
+    auto found = index_.find(FormatParams(params));
+    if (found == index_.end()) return;
+    const size_t i = found->second;
+    state_[i] = State::kTold;
+    if (median_us && *median_us > 0) ranked_.insert({*median_us, i});
+  }
+
+  int64_t remaining() const override {
+    int64_t unseen = 0;
+    for (State s : state_) unseen += s == State::kUnseen;
+    return budget_ > 0 ? std::min(unseen, std::max<int64_t>(0, budget_ - used_)) : unseen;
+  }
+  bool adaptive() const override { return true; }
+
+ private:
+  enum class State : uint8_t { kUnseen, kProposed, kTold };
+
+  std::optional<size_t> Pick() {
+    while (next_start_ < start_.size()) {
+      const size_t i = start_[next_start_++];
+      if (state_[i] == State::kUnseen) return i;
+    }
+    // The descent starts from the best of the whole starting set: none of it may be in flight.
+    for (size_t i : start_) {
+      if (state_[i] == State::kProposed) return std::nullopt;
+    }
+    if (candidates_.empty()) return std::nullopt;
+    // Around the fastest measured so far, then (its neighbourhood exhausted) the next fastest,
+    // up to kAnchors of them; with no result, around the first proposal.
+    std::vector<size_t> anchors;
+    for (const auto& [time, i] : ranked_) {
+      if (anchors.size() == kAnchors) break;
+      anchors.push_back(i);
+    }
+    if (anchors.empty()) anchors.push_back(start_.empty() ? 0 : start_.front());
+    for (size_t anchor : anchors) {
+      for (int distance = 1; distance <= 2; ++distance) {
+        for (size_t j = 0; j < candidates_.size(); ++j) {
+          if (state_[j] == State::kUnseen && Distance(anchor, j) == distance) return j;
+        }
+      }
+      if (state_[anchor] == State::kUnseen) return anchor;
+    }
+    return std::nullopt;
+  }
+
+  int Distance(size_t a, size_t b) const {
+    int d = 0;
+    for (size_t k = 0; k < codes_[a].size(); ++k) d += codes_[a][k] != codes_[b][k];
+    return d;
+  }
+
+  std::vector<Params> candidates_;
+  std::vector<std::vector<uint16_t>> codes_;
+  std::unordered_map<std::string, size_t> index_;
+  std::vector<State> state_;
+  std::vector<size_t> start_;
+  size_t next_start_ = 0;
+  std::set<std::pair<double, size_t>> ranked_;  // measured candidates, fastest first
+  int64_t budget_ = 0, used_ = 0;
+};
+
 }  // namespace
 
-std::vector<std::string> StrategyNames() { return {"brute_force", "random", "local"}; }
+std::vector<std::string> StrategyNames() {
+  return {"brute_force", "random", "local", "quick"};
+}
 
 absl::Status CheckStrategy(std::string_view strategy) {
   const std::vector<std::string> names = StrategyNames();
@@ -192,8 +304,10 @@ ValidCandidates EnumerateValid(const kernels::Space& space) {
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const ValidCandidates& valid,
                                                    std::string_view strategy, uint64_t seed,
-                                                   int64_t budget) {
+                                                   int64_t budget,
+                                                   const std::vector<Params>& start) {
   if (auto s = CheckStrategy(strategy); !s.ok()) return s;
+  if (strategy == "quick") return std::make_unique<QuickSearch>(space, valid, start, budget);
   if (strategy == "local") return std::make_unique<LocalSearch>(space, valid, seed, budget);
   std::vector<Params> candidates = valid.candidates;
   if (strategy == "random") {
@@ -205,9 +319,10 @@ absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
 
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    std::string_view strategy, uint64_t seed,
-                                                   int64_t budget) {
+                                                   int64_t budget,
+                                                   const std::vector<Params>& start) {
   if (auto s = CheckStrategy(strategy); !s.ok()) return s;  // before the enumeration
-  return MakeSearch(space, EnumerateValid(space), strategy, seed, budget);
+  return MakeSearch(space, EnumerateValid(space), strategy, seed, budget, start);
 }
 
 std::unique_ptr<Search> ListSearch(std::vector<Params> candidates) {

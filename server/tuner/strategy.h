@@ -49,10 +49,18 @@ inline constexpr double kLocalSearchDefaultFraction = 0.15;
 // `budget` proposals (0: kLocalSearchDefaultFraction of the valid candidates, at least 1,
 // counting those told before as measured). Its proposals depend on the seed and on the results
 // heard before each one, so a sweep replays them exactly only with the same proposal window.
+// "quick": `start` (the device model's portfolio, or the caller's list; members outside the
+// space are skipped) in order, then the untried candidates one parameter away from the best
+// measured so far (else two), in index order, until the best has none left (a local optimum),
+// then the same around the second fastest; or until `budget` proposals (0: no limit) are made.
+// The seed is not used. While members of `start` are
+// still unheard, Next proposes nothing more (the descent starts from the best of all of them);
+// the caller asks again after the next Tell.
 // INVALID_ARGUMENT names the known strategies for any other name.
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    std::string_view strategy, uint64_t seed,
-                                                   int64_t budget);
+                                                   int64_t budget,
+                                                   const std::vector<Params>& start = {});
 
 // A space's valid candidates in index order, and how many combinations break a constraint:
 // enumerated once (matmul's 4.7 million combinations take seconds) and shared by many searches.
@@ -65,7 +73,8 @@ ValidCandidates EnumerateValid(const kernels::Space& space);
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const ValidCandidates& valid,
                                                    std::string_view strategy, uint64_t seed,
-                                                   int64_t budget);
+                                                   int64_t budget,
+                                                   const std::vector<Params>& start = {});
 // A search that proposes exactly `candidates`, in order (an explicit list from the caller).
 std::unique_ptr<Search> ListSearch(std::vector<Params> candidates);
 

@@ -86,13 +86,14 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
   const kernels::Space& space = options.space ? *options.space : family.default_space();
   if (auto s = CheckStrategy(options.strategy); !s.ok()) return s;  // a list does not excuse it
   std::unique_ptr<Search> search;
-  if (!options.candidates.empty()) {
+  if (!options.candidates.empty() && options.strategy != "quick") {
     for (const Params& params : options.candidates) {
       if (auto s = space.Admit(params, /*strict=*/false); !s.ok()) return s;
     }
     search = ListSearch(options.candidates);
   } else {
-    auto made = MakeSearch(space, options.strategy, options.seed, options.max_evaluations);
+    auto made = MakeSearch(space, options.strategy, options.seed, options.max_evaluations,
+                           options.candidates);
     if (!made.ok()) return made.status();
     search = *std::move(made);
   }

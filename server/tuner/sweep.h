@@ -35,9 +35,10 @@ struct SweepOptions {
   DType dtype = DType::kF32;
   std::optional<kernels::Space> space;  // default: the family's default space
   // An explicit candidate list (e.g. the best configurations of another shape): replaces the
-  // strategy's selection; each must obey the space's constraints.
+  // strategy's selection; each must obey the space's constraints. With strategy "quick" it is
+  // the starting set instead (the portfolio), and members outside the space are skipped.
   std::vector<Params> candidates;
-  std::string strategy = "brute_force";  // "brute_force" | "random" | "local" (strategy.h)
+  std::string strategy = "brute_force";  // "brute_force" | "random" | "local" | "quick"
   int max_evaluations = 0;               // 0: no limit
   double max_seconds = 0;                // 0: no limit
   uint64_t seed = 1;                     // inputs and random strategies

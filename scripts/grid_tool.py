@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Helpers of scripts/tune-grid.sh over cutune's JSON (docs/tables.md, `cutune sweep --json`).
+
+  grid_tool.py best SWEEP_JSON                  the winner of one `cutune sweep --json` result
+  grid_tool.py compare SWEEPS_DIR               quick vs brute force on the shapes both swept
+  grid_tool.py missing TABLE FAMILY SHAPE GRID  distinct winners of the GRID shapes (a table
+                                                with rows) not yet measured at SHAPE, one
+                                                `NAME=V,...` per line for `cutune sweep --candidates`
+"""
+import json
+import os
+import sys
+
+
+def fmt(params):
+    return ",".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+def best(path):
+    try:
+        with open(path) as f:
+            job = json.load(f)["job"]
+    except (OSError, ValueError, KeyError) as e:
+        return f"no result ({e.__class__.__name__})"
+    b = job.get("best") or {}
+    return (f"{job.get('done', 0)} candidates, best {b.get('time_us', 0):.2f} us "
+            f"({b.get('percent_of_reference', 0):.1f}% of reference) {fmt(b.get('params', {}))}")
+
+
+def load_best(path):
+    with open(path) as f:
+        b = json.load(f)["job"].get("best") or {}
+    return b.get("time_us", 0), fmt(b.get("params", {})), None
+
+
+def compare(directory):
+    found = {}
+    for name in sorted(os.listdir(directory)):
+        tag, _, rest = name.partition("-")
+        if tag in ("quick", "brute"):
+            found.setdefault(rest[:-5], {})[tag] = os.path.join(directory, name)
+    print(f"{'problem':<28} {'quick us':>10} {'brute us':>10} {'gap %':>7}  same config")
+    for problem, files in sorted(found.items()):
+        if len(files) != 2:
+            continue
+        q, qp, _ = load_best(files["quick"])
+        b, bp, _ = load_best(files["brute"])
+        gap = 100.0 * (q / b - 1) if b > 0 else float("nan")
+        print(f"{problem:<28} {q:>10.2f} {b:>10.2f} {gap:>7.2f}  {'yes' if qp == bp else 'no'}")
+
+
+def shapes_of(grid_file):
+    out = set()
+    with open(grid_file) as f:
+        for line in f:
+            line = line.split("#")[0].strip()
+            if line:
+                out.add(tuple(int(d) for d in line.split("x")))
+    return out
+
+
+def missing(table_path, family, shape_text, grid_file):
+    with open(table_path) as f:
+        table = json.load(f)
+    grid = shapes_of(grid_file)
+    shape = tuple(int(d) for d in shape_text.split("x"))
+    winners, measured = {}, set()
+    for device in table.get("devices", []):
+        for w in device.get("winners", []):
+            if w["family"] == family and tuple(w["shape"]) in grid:
+                winners.setdefault(fmt(w["params"]), None)
+        for sweep in device.get("sweeps", []):
+            if sweep["family"] == family and tuple(sweep["shape"]) == shape:
+                for row in sweep.get("rows", []):
+                    measured.add(fmt(row["params"]))
+    for params in sorted(winners):
+        if params not in measured:
+            print(params)
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command == "best" and len(sys.argv) == 3:
+        print(best(sys.argv[2]))
+    elif command == "compare" and len(sys.argv) == 3:
+        compare(sys.argv[2])
+    elif command == "missing" and len(sys.argv) == 6:
+        missing(*sys.argv[2:])
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,67 @@
+// Portfolios: per family and device model, a small set of configurations (the members) that
+// covers every tuned shape well, and the matrix of each member's measured time at each tuned
+// shape. Built from the store's winners and rows (or imported with a table); the prediction
+// model (model.h) learns from the matrix which member to answer an untuned shape with, and the
+// "quick" strategy measures the members first. Pure data and functions: no store, no GPU.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "server/core/types.h"
+
+namespace cutune::predict {
+
+inline constexpr size_t kMaxMembers = 32;
+
+// Sum over dimensions of |log2(a / b)|: 1.0 per doubling. Infinity for different ranks or a
+// non-positive dimension.
+double ShapeDistance(const Shape& a, const Shape& b);
+
+// A tuned shape: its own winner (the best a sweep of that shape found) and its time.
+struct TunedShape {
+  Shape shape;
+  Params winner;
+  double winner_us = 0;
+};
+
+// One measured time of a configuration at a shape (an ok row, or an imported matrix cell).
+struct Observation {
+  Shape shape;
+  Params params;
+  double time_us = 0;
+};
+
+struct Portfolio {
+  std::vector<Params> members;
+  std::vector<Shape> shapes;                 // the tuned shapes, in the order they were given
+  std::vector<double> best_us;               // per shape: its own winner's time
+  std::vector<std::vector<double>> time_us;  // [shape][member]; 0 where never measured
+
+  bool empty() const { return members.empty(); }
+  // The member's time at shape `s`, 0 when not measured.
+  double Time(size_t s, size_t member) const { return time_us[s][member]; }
+  // The fraction of the matrix's cells that were measured (1.0: complete).
+  double Coverage() const;
+};
+
+// A score of how well a set of members serves a shape: best_us / the fastest member's time, or
+// kUncovered when none of them was measured there. Greedy selection maximizes the sum of logs.
+inline constexpr double kUncovered = 0.25;
+
+// Chooses at most `max_members` members among the shapes' winners, greedily: each step adds the
+// winner that most raises the sum over shapes of log(best_us / fastest member's time), a shape
+// where no member was measured scoring kUncovered; stops early when no winner raises it.
+// Observations of a configuration at a shape are merged by their fastest time; a shape's own
+// winner time is never slower than an observation of it. Deterministic for a given input: ties
+// go to the CanonicalBefore-first configuration.
+Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
+                         const std::vector<Observation>& observations,
+                         size_t max_members = kMaxMembers);
+
+// The distinct winners of `tuned`, nearest shape first (ShapeDistance, then CanonicalBefore),
+// at most `max`: the starting set of a quick sweep where no portfolio exists yet.
+std::vector<Params> NearestWinners(const std::vector<TunedShape>& tuned, const Shape& shape,
+                                   size_t max = kMaxMembers);
+
+}  // namespace cutune::predict
