@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Tunes the shape grids (tables/grid/*.txt) on this host's GPU and exports the tuning table with
 # its portfolio matrix: the recipe behind tables/nvidia-h200.json (see tables/README.md).
-#   scripts/tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR]
+#   scripts/tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]
+# --grid DIR: another grid (DIR/matmul.txt, DIR/transpose.txt, DIR/unseen.txt; default
+# tables/grid); --seed-tables DIR: tables cutuned imports first (default tables/).
 # Phases, each timed in OUT_DIR/grid.log:
 #   quick    every grid shape with --strategy quick (the portfolio so far, then a descent)
-#   brute    brute force on a subset, to show quick finds the same winners (grid_tool.py compare)
+#   brute    brute force on the subset in brute.txt, to show quick finds the same winners
 #   matrix   every distinct grid winner measured at every grid shape where it is not yet
 #   unseen   the shapes of tables/grid/unseen.txt: quick, then the grid winners (not exported)
 # Needs cutuned and cutune on PATH (a bundle's env.sh), python3, and a free GPU.
 set -uo pipefail
-out=${1:?usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR]}
+out=${1:?usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]}
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-brute=1 unseen=1 seed_tables="$here/tables"
+brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid"
 while [[ $# -gt 0 ]]; do
   case $1 in
     --no-brute) brute=0 ;;
     --no-unseen) unseen=0 ;;
     --seed-tables) seed_tables=$2; shift ;;
+    --grid) grid=$(cd "$2" && pwd); shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -34,7 +37,7 @@ listen=127.0.0.1:50077
 export CUTUNE_SERVER=$listen
 db=/tmp/cutune-grid.db
 rm -f $db $db-wal $db-shm
-cutuned --db $db --listen $listen --tables "$seed_tables" >"$out/cutuned.log" 2>&1 &
+cutuned --db $db --listen $listen --tables "$seed_tables" ${CUTUNED_FLAGS:-} >"$out/cutuned.log" 2>&1 &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; wait $daemon' EXIT
 for _ in $(seq 100); do cutune devices >/dev/null 2>&1 && break; sleep 0.2; done
@@ -53,16 +56,13 @@ sweep() {
 
 phase_start quick
 for family in transpose matmul; do
-  for shape in $(shapes "$here/tables/grid/$family.txt"); do sweep $family "$shape" quick --strategy quick; done
+  for shape in $(shapes "$grid/$family.txt"); do sweep $family "$shape" quick --strategy quick; done
 done
 phase_end
 
 if [[ $brute == 1 ]]; then
   phase_start brute
-  for shape in 1024x1024 8191x4097 64x32768 16384x16384; do sweep transpose $shape brute; done
-  for shape in 256x256x256 1000x1000x1000 64x4096x4096 4096x64x4096 4096x4096x64 2048x2048x2048; do
-    sweep matmul $shape brute
-  done
+  while read -r family shape; do sweep "$family" "$shape" brute; done < <(shapes "$grid/brute.txt")
   phase_end
   $tool compare "$out/sweeps" | tee -a "$log"
 fi
@@ -70,7 +70,7 @@ fi
 # measure FAMILY SHAPE TAG: the distinct grid winners not yet measured at SHAPE.
 measure() {
   local family=$1 shape=$2 tag=$3 list="$out/candidates-$1-$2.txt"
-  $tool missing "$out/export.json" "$family" "$shape" "$here/tables/grid/$family.txt" >"$list"
+  $tool missing "$out/export.json" "$family" "$shape" "$grid/$family.txt" >"$list"
   if [[ -s $list ]]; then
     sweep "$family" "$shape" "$tag" --candidates "$list"
   else
@@ -79,21 +79,21 @@ measure() {
 }
 
 phase_start matrix
-cutune table export --model "NVIDIA H200" --rows --timeout 300 -o "$out/export.json"
+cutune table export --rows --timeout 300 -o "$out/export.json"
 for family in transpose matmul; do
-  for shape in $(shapes "$here/tables/grid/$family.txt"); do measure $family "$shape" matrix; done
+  for shape in $(shapes "$grid/$family.txt"); do measure $family "$shape" matrix; done
 done
 phase_end
-cutune table export --model "NVIDIA H200" --rows --timeout 300 -o "$out/grid-rows.json"
-cutune table export --model "NVIDIA H200" --timeout 300 -o "$out/grid.json"
+cutune table export --rows --timeout 300 -o "$out/grid-rows.json"
+cutune table export --timeout 300 -o "$out/grid.json"
 
 if [[ $unseen == 1 ]]; then
   phase_start unseen
   while read -r family shape; do
     sweep "$family" "$shape" unseen-quick --strategy quick
     measure "$family" "$shape" unseen-matrix
-  done < <(shapes "$here/tables/grid/unseen.txt")
+  done < <(shapes "$grid/unseen.txt")
   phase_end
-  cutune table export --model "NVIDIA H200" --rows --timeout 300 -o "$out/all-rows.json"
+  cutune table export --rows --timeout 300 -o "$out/all-rows.json"
 fi
 say "done"
