@@ -5,15 +5,15 @@
 set -uo pipefail
 out=${1:?usage: gpu-grid.sh OUT [SECONDS]}
 wait_s=${2:-560}
-here=$(cd "$(dirname "$0")/.." && pwd)
-source "$here/.gpu/env.sh"
+repo=$(cd "$(dirname "$0")/.." && pwd)
+source "$repo/.gpu/env.sh"
 work=/tmp/grid-out
 export CUTUNE_CACHE_DIR=/tmp/cutune-grid-cache
 if [[ ! -f $work/started ]]; then
   mkdir -p $work && touch $work/started
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
     --format=csv >$work/nvidia-smi.txt
-  setsid bash -c "'$here/scripts/tune-grid.sh' $work >$work/stdout.log 2>&1; touch $work/finished" \
+  setsid bash -c "'$repo/scripts/tune-grid.sh' $work >$work/stdout.log 2>&1; touch $work/finished" \
     </dev/null &
 fi
 for _ in $(seq "$wait_s"); do
