@@ -18,7 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/core/types.h"
+#include "server/store/ladder.h"
 #include "server/store/sqlite.h"
+#include "server/store/winner.h"
 
 namespace cutune::store {
 
@@ -26,25 +28,12 @@ enum class SweepStatus { kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view SweepStatusName(SweepStatus status);  // "running", "succeeded", ...
 absl::StatusOr<SweepStatus> ParseSweepStatus(std::string_view name);
 
-struct DeviceModel {
-  std::string name;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
-  int64_t total_memory_bytes = 0;
-};
-
 // What a sweep tunes. The kernel's source hash and space version travel in Provenance.
 struct SweepKey {
   DeviceDescription device;
   std::string family;
   Shape shape;
   DType dtype = DType::kF32;
-};
-
-struct Reference {
-  std::string name;  // "device copy", "cuBLAS SGEMM"
-  double time_us = 0;
 };
 
 struct SweepInfo {
@@ -74,19 +63,6 @@ struct SweepWithRows {
   std::vector<StoredRow> rows;  // ordered by FormatParams
 };
 
-// The best configuration known for one key.
-struct Winner {
-  DeviceModel device;
-  std::string family;
-  Shape shape;
-  DType dtype = DType::kF32;
-  Provenance provenance;
-  Measurement measurement;
-  Reference reference;
-  int64_t measured_at_ms = 0;
-  std::optional<int64_t> sweep_id;  // empty when imported from a table
-};
-
 struct StartedSweep {
   int64_t sweep_id = 0;
   bool resumed = false;
@@ -106,34 +82,6 @@ struct RowQuery {
   bool include_unfinished = false;  // rows of running sweeps are hidden unless asked for
   int limit = 0;                    // 0: all
   int64_t sweep_id = 0;             // 0: rows of every sweep of the key; else only that sweep's
-};
-
-enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };
-std::string_view LookupRungName(LookupRung rung);
-
-struct LookupQuery {
-  std::string device_model;
-  int cc_major = 0;
-  int cc_minor = 0;
-  std::string family;
-  Shape shape;
-  DType dtype = DType::kF32;
-  // The daemon's current provenance; a zero driver or empty string skips that comparison (a
-  // table server without a GPU has no driver to compare with).
-  Provenance current;
-  Params family_default;
-};
-
-struct LookupResult {
-  LookupRung rung = LookupRung::kFamilyDefault;
-  double distance = 0;  // sum over dimensions of |log2(asked / tuned)|
-  Shape tuned_shape;    // empty for kFamilyDefault
-  std::string device_model;
-  Measurement winner;  // for kFamilyDefault: only params (the default) are set
-  Provenance provenance;
-  Reference reference;
-  int64_t measured_at_ms = 0;
-  std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
 };
 
 enum class MergePolicy { kKeepFaster, kKeepNewer, kFailOnConflict };
@@ -224,12 +172,9 @@ class Store {
   // validator refuses are left out.
   absl::StatusOr<std::vector<SweepWithRows>> ListFinishedSweeps(std::string_view device_model);
 
-  // The fallback ladder; never fails: with nothing tuned the answer is the family default.
-  // Rungs: exact (own model, same shape) -> nearest shape on the own model -> nearest shape on
-  // another model of the same compute capability -> family default. Within a rung the order
-  // is: shape distance, then a winner of the current source hash before a stale one, then
-  // fewer stale fields, then speed. Served from memory (a snapshot of the winners table taken
-  // after this Store's own writes); writes by another process show up on the next reopen.
+  // The fallback ladder (ladder.h); never fails: with nothing tuned the answer is the family
+  // default. Served from memory (a snapshot of the winners table taken after this Store's own
+  // writes); writes by another process show up on the next reopen.
   LookupResult Lookup(const LookupQuery& query) const;
 
   // Applies a validated table in one transaction: any error leaves the store unchanged.
