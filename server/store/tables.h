@@ -1,7 +1,9 @@
 // Tuning tables: the JSON files CI stores per GPU model and servers import. Format and merge
 // rules are documented in docs/tables.md. Export is deterministic (sorted keys and entries,
 // figures rounded to 6 significant digits, one line per winner and per row) so equal data gives
-// byte-identical files.
+// byte-identical files. Implemented by job: table_export.cc, table_import.cc (parse and
+// validate; Store::ApplyImport in store_import.cc applies), table_diff.cc; the JSON below them
+// in table_json.h (strict reading) and row_json.h (the row codec's table side).
 #pragma once
 
 #include <cstddef>
