@@ -148,7 +148,8 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
       db, absl::StrCat(
               "SELECT m.name, m.cc_major, m.cc_minor, m.sm_count, m.total_memory_bytes, w.family, "
               "w.shape, w.dtype, p.driver_version, p.nvrtc_version, w.source_hash, "
-              "w.space_version, w.sweep_id, w.measured_at_ms, w.reference_name, w.reference_us, ",
+              "w.space_version, w.sweep_id, w.measured_at_ms, w.reference_name, w.reference_us, "
+              "w.ties, ",
               PrefixedMeasurementCols("w."),
               " FROM winners w JOIN device_models m ON m.id = w.device_model_id "
               "JOIN provenances p ON p.id = w.provenance_id WHERE ?1 = '' OR m.name = ?1"));
@@ -176,7 +177,10 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
     if (!stmt->IsNull(12)) w.sweep_id = stmt->Int(12);
     w.measured_at_ms = stmt->Int(13);
     w.reference = {stmt->Text(14), stmt->Double(15)};
-    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 16);
+    absl::StatusOr<std::vector<Params>> ties = ParseTies(stmt->Text(16));
+    if (!ties.ok()) return ties.status();
+    w.ties = *std::move(ties);
+    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 17);
     if (!m.ok()) return m.status();
     w.measurement = *std::move(m);
     out.push_back(std::move(w));
@@ -188,8 +192,8 @@ absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const 
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       db, absl::StrCat("INSERT OR REPLACE INTO winners (device_model_id, family, source_hash, "
                        "shape, dtype, space_version, provenance_id, sweep_id, measured_at_ms, "
-                       "reference_name, reference_us, ",
-                       kMeasurementCols, ") VALUES (", Placeholders(1, 11 + kMeasurementColCount),
+                       "reference_name, reference_us, ties, ",
+                       kMeasurementCols, ") VALUES (", Placeholders(1, 12 + kMeasurementColCount),
                        ")"));
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, model_id)
@@ -202,8 +206,9 @@ absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const 
       .Bind(8, w.sweep_id)
       .Bind(9, w.measured_at_ms)
       .Bind(10, w.reference.name)
-      .Bind(11, w.reference.time_us);
-  BindMeasurement(*stmt, 12, w.measurement);
+      .Bind(11, w.reference.time_us)
+      .Bind(12, FormatTies(w.ties));
+  BindMeasurement(*stmt, 13, w.measurement);
   return stmt->Run();
 }
 

@@ -2,6 +2,9 @@
 #include "server/store/row_sql.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "server/core/strings.h"
 
 namespace cutune::store::internal {
 
@@ -23,6 +26,27 @@ std::string Placeholders(int first, int count) {
   std::string out;
   for (int i = 0; i < count; ++i) absl::StrAppend(&out, i == 0 ? "" : ", ", "?", first + i);
   return out;
+}
+
+std::string FormatTies(const std::vector<Params>& ties) {
+  return absl::StrJoin(ties, ";", [](std::string* out, const Params& p) {
+    absl::StrAppend(out, FormatParams(p));
+  });
+}
+
+absl::StatusOr<std::vector<Params>> ParseTies(std::string_view text) {
+  std::vector<Params> ties;
+  if (text.empty()) return ties;
+  for (absl::string_view item : absl::StrSplit(ToAbsl(text), ';')) {
+    absl::StatusOr<Params> params = ParseParams(ToStd(item));
+    // An empty item would be a configuration without parameters: not something a sweep ties.
+    if (!params.ok() || params->empty()) {
+      return absl::DataLossError(absl::StrCat("stored winner has unreadable ties '",
+                                              std::string(text.substr(0, 200)), "'"));
+    }
+    ties.push_back(*std::move(params));
+  }
+  return ties;
 }
 
 void BindMeasurement(Stmt& stmt, int first, const Measurement& m) {

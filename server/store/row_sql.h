@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/core/types.h"
@@ -23,6 +24,11 @@ inline constexpr int kMeasurementColCount = 17;
 std::string PrefixedMeasurementCols(std::string_view prefix);
 // "?first, ?first+1, ..." (`count` placeholders).
 std::string Placeholders(int first, int count);
+
+// A winner's ties <-> the `winners.ties` column: FormatParams texts joined by ';', in the order
+// given; "" for none. ParseTies is DATA_LOSS for text that is not that.
+std::string FormatTies(const std::vector<Params>& ties);
+absl::StatusOr<std::vector<Params>> ParseTies(std::string_view text);
 
 // Binds the measurement to parameters first .. first + kMeasurementColCount - 1.
 void BindMeasurement(Stmt& stmt, int first, const Measurement& m);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/core/types.h"
 
@@ -36,6 +37,9 @@ struct Winner {
   Reference reference;
   int64_t measured_at_ms = 0;
   std::optional<int64_t> sweep_id;  // empty when imported from a table
+  // The configurations tied with it (server/core/ties.h) when it was measured, itself excluded,
+  // in CanonicalBefore order; empty for a winner stored before ties were recorded.
+  std::vector<Params> ties;
 };
 
 }  // namespace cutune::store

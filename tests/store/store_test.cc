@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/schema.h"
 #include "tests/store/test_util.h"
 
 namespace cutune::store {
@@ -51,7 +52,7 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, OpensAtCurrentSchemaVersionInWalMode) {
-  EXPECT_EQ(QueryInt(path_, "PRAGMA user_version"), 2);
+  EXPECT_EQ(QueryInt(path_, "PRAGMA user_version"), kSchemaVersion);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
@@ -253,6 +254,39 @@ TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
   ASSERT_TRUE(sweeps.ok());
   ASSERT_EQ(sweeps->size(), 5u);
   EXPECT_EQ(sweeps->front().id, failed->sweep_id);  // newest first
+}
+
+TEST_F(StoreTest, WinnerTiesArePersisted) {
+  ImportBatch batch;
+  batch.devices.push_back({"NVIDIA H200", 9, 0, 132, int64_t{150} << 30});
+  Winner w;
+  w.device = batch.devices[0];
+  w.family = "transpose";
+  w.shape = kShape;
+  w.provenance = Prov();
+  w.measurement = Ok({{"tile", 32}, {"pad", 1}}, 100.0);
+  w.measured_at_ms = 1700000000000;
+  w.ties = {{{"tile", 32}, {"pad", 0}}, {{"tile", 64}, {"pad", 1}}};
+  batch.winners.push_back(w);
+  ASSERT_TRUE(store_->ApplyImport(batch, MergePolicy::kKeepFaster).ok());
+  EXPECT_EQ(QueryInt(path_, "SELECT COUNT(*) FROM winners WHERE ties = "
+                            "'pad=0,tile=32;pad=1,tile=64'"),
+            1);
+  store_.reset();
+  absl::StatusOr<std::unique_ptr<Store>> reopened = Store::Open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  absl::StatusOr<std::vector<Winner>> winners = (*reopened)->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok()) << winners.status();
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().ties, w.ties);
+}
+
+TEST_F(StoreTest, UnreadableStoredTiesAreDataLoss) {
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 32}}, 100.0)});
+  testing::ExecSql(path_, "UPDATE winners SET ties = 'tile=32;;tile'");
+  absl::StatusOr<std::vector<Winner>> winners = store_->ListWinners("");
+  EXPECT_EQ(winners.status().code(), absl::StatusCode::kDataLoss) << winners.status();
+  EXPECT_THAT(Msg(winners.status()), HasSubstr("unreadable ties 'tile=32;;tile'"));
 }
 
 TEST_F(StoreTest, RecordsDeviceModelsAndIndividualGpus) {
