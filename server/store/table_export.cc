@@ -91,6 +91,8 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
                std::tie(y.started_at_ms, y.provenance.source_hash, y.provenance.space_version));
   });
 
+  // The lowest version that holds what is exported (tables.h).
+  int version = kOldestTableVersion;
   Json devices_json = Json::array();
   for (const DeviceModel& d : *devices) {  // already ordered by name
     if (!options.device_model.empty() && d.name != options.device_model) continue;
@@ -109,6 +111,12 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
              {"measured_at", FormatTime(w.measured_at_ms)}};
       PutMeasurement(w.measurement, e);
       PutProvenance(w.provenance, e);
+      if (!w.ties.empty()) {
+        Json ties = Json::array();
+        for (const Params& tie : w.ties) ties.push_back(ParamsJson(tie));
+        e["ties"] = std::move(ties);
+        version = std::max(version, kTableVersionTies);
+      }
       winners_json.push_back(std::move(e));
     }
     // Models that only appear as GPUs seen, with nothing tuned, are still listed: the table
@@ -142,7 +150,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
     devices_json.push_back(std::move(dev));
   }
   Json table{{"format", std::string(kTableFormat)},
-             {"version", kTableVersion},
+             {"version", version},
              {"devices", std::move(devices_json)}};
   std::string out;
   Layout(table, 0, false, out);

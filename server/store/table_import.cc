@@ -1,11 +1,13 @@
 // Tuning table import: parsing and validating a whole table into an ImportBatch, then handing
 // it to Store::ApplyImport (store_import.cc), which applies it in one transaction.
+#include <algorithm>
 #include <map>
 #include <new>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
+#include "server/core/ties.h"
 #include "server/store/row_json.h"
 #include "server/store/table_json.h"
 #include "server/store/tables.h"
@@ -29,6 +31,7 @@ using internal::Int64Of;
 using internal::Json;
 using internal::kIntMax;
 using internal::kMeasurementFields;
+using internal::ParamsFromJson;
 using internal::ParseJson;
 using internal::ProblemFields;
 using internal::SizeText;
@@ -49,6 +52,38 @@ absl::Status CheckEntry(const EntryValidator& validator, const std::string& fami
   return absl::OkStatus();
 }
 
+// A winner's "ties": distinct non-empty configurations other than the winner's own, each in the
+// family's space when there is a validator; returned in CanonicalBefore order, whatever the
+// order in the file.
+absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& path,
+                                            const std::string& family, const Params& winner,
+                                            const EntryValidator& validator) {
+  if (!j.is_array()) {
+    return Bad(path, absl::StrCat("expected an array of parameter objects", Got(j)));
+  }
+  std::vector<Params> ties;
+  std::map<Params, std::string> paths;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string tp = absl::StrCat(path, "/", i);
+    absl::StatusOr<Params> params = ParamsFromJson(j[i], tp);
+    if (!params.ok()) return params.status();
+    if (params->empty()) return Bad(tp, "expected a non-empty object of integers");
+    if (*params == winner) return Bad(tp, "is the winner's own configuration");
+    if (auto [it, inserted] = paths.emplace(*params, tp); !inserted) {
+      return Bad(tp, absl::StrCat("configuration ", FormatParams(*params),
+                                  " is listed twice (first at ", it->second, ")"));
+    }
+    if (validator.params) {
+      if (absl::Status s = validator.params(family, *params); !s.ok()) {
+        return Bad(tp, ToStd(s.message()));
+      }
+    }
+    ties.push_back(*std::move(params));
+  }
+  std::sort(ties.begin(), ties.end(), CanonicalBefore);
+  return ties;
+}
+
 absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
                                            const std::set<std::string>& known_families,
                                            const EntryValidator& validator) {
@@ -62,10 +97,12 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
     return Bad("/format", absl::StrCat("expected \"", ToAbsl(kTableFormat), "\"",
                                        root.contains("format") ? Got(root["format"]) : ""));
   }
-  if (!root.contains("version") || Int64Of(root["version"]) != kTableVersion) {
-    return Bad("/version",
-               absl::StrCat("unsupported table version (this cutune reads version ", kTableVersion,
-                            ")", root.contains("version") ? Got(root["version"]) : ""));
+  const std::optional<int64_t> version =
+      root.contains("version") ? Int64Of(root["version"]) : std::nullopt;
+  if (!version || *version < kOldestTableVersion || *version > kTableVersion) {
+    return Bad("/version", absl::StrCat("unsupported table version (this cutune reads versions ",
+                                        kOldestTableVersion, " to ", kTableVersion, ")",
+                                        root.contains("version") ? Got(root["version"]) : ""));
   }
   if (absl::Status s = CheckObject(root, "", {"format", "version", "devices"}); !s.ok()) return s;
   const Json& devices = root["devices"];
@@ -117,7 +154,8 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
               CheckFields(e, wp,
                           Concat(kMeasurementFields, {"family", "dtype", "shape", "reference",
                                                       "measured_at", "source_hash", "space_version",
-                                                      "driver_version", "nvrtc_version"}));
+                                                      "driver_version", "nvrtc_version"}),
+                          {"ties"});
           !s.ok()) {
         return s;
       }
@@ -141,6 +179,16 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       if (absl::Status s = CheckEntry(validator, w.family, w.shape, &w.measurement.params, wp);
           !s.ok()) {
         return s;
+      }
+      if (e.contains("ties")) {
+        if (*version < kTableVersionTies) {
+          return Bad(wp + "/ties", absl::StrCat("needs table version ", kTableVersionTies,
+                                                " (this table is version ", *version, ")"));
+        }
+        absl::StatusOr<std::vector<Params>> ties =
+            GetTies(e["ties"], wp + "/ties", w.family, w.measurement.params, validator);
+        if (!ties.ok()) return ties.status();
+        w.ties = *std::move(ties);
       }
       auto key = std::make_tuple(model.name, w.family, w.provenance.source_hash, w.shape,
                                  std::string(DTypeName(w.dtype)));

@@ -21,7 +21,12 @@
 namespace cutune::store {
 
 inline constexpr std::string_view kTableFormat = "cutune-table";
-inline constexpr int kTableVersion = 1;
+// The format versions this cutune reads, kOldestTableVersion to kTableVersion. Each version adds
+// to the one before; export writes the lowest version that holds what it exports, so a table
+// that uses nothing newer still imports into a cutune that reads only older versions.
+inline constexpr int kOldestTableVersion = 1;
+inline constexpr int kTableVersionTies = 2;  // winners may list "ties"
+inline constexpr int kTableVersion = 2;      // the newest
 
 // The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
 // message limits of cutuned and its clients).

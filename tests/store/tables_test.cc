@@ -124,7 +124,9 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
 
   const std::vector<MalformedCase> cases = {
       {"wrong format", [](Json& j) { j["format"] = "kernel-tuner-cache"; }, "table /format"},
-      {"newer version", [](Json& j) { j["version"] = 2; }, "table /version: unsupported"},
+      {"newer version", [](Json& j) { j["version"] = kTableVersion + 1; },
+       "table /version: unsupported"},
+      {"version 0", [](Json& j) { j["version"] = 0; }, "table /version: unsupported"},
       {"missing field", [](Json& j) { j["devices"][1]["winners"][0].erase("time_us"); },
        "/devices/1/winners/0/time_us: missing required field"},
       {"wrong type", [](Json& j) { j["devices"][1]["winners"][2]["time_us"] = "fast"; },
@@ -161,6 +163,42 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
        "/devices/1/sweeps/2/rows/1/outcome: unknown outcome"},
       {"running sweep", [](Json& j) { j["devices"][1]["sweeps"][0]["status"] = "running"; },
        "/devices/1/sweeps/0/status"},
+      {"ties in a version-1 table",
+       [](Json& j) { j["devices"][1]["winners"][0]["ties"] = Json::array({Json{{"bm", 64}}}); },
+       "/devices/1/winners/0/ties: needs table version 2 (this table is version 1)"},
+      {"ties not an array",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][0]["ties"] = 5;
+       },
+       "/devices/1/winners/0/ties: expected an array of parameter objects, got 5"},
+      {"tie is the winner",
+       [](Json& j) {
+         j["version"] = 2;
+         Json& w = j["devices"][1]["winners"][1];
+         w["ties"] = Json::array({w["params"]});
+       },
+       "/devices/1/winners/1/ties/0: is the winner's own configuration"},
+      {"tie twice",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] =
+             Json::array({Json{{"tile", 8}, {"pad", 0}}, Json{{"tile", 8}, {"pad", 0}}});
+       },
+       "/devices/1/winners/1/ties/1: configuration pad=0,tile=8 is listed twice (first at "
+       "/devices/1/winners/1/ties/0)"},
+      {"empty tie",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] = Json::array({Json::object()});
+       },
+       "/devices/1/winners/1/ties/0: expected a non-empty object of integers"},
+      {"tie not integer",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] = Json::array({Json{{"tile", "x"}}});
+       },
+       "/devices/1/winners/1/ties/0/tile: expected an integer"},
       {"ok row without samples",
        [](Json& j) {
          Json& row = j["devices"][1]["sweeps"][2]["rows"][0];
@@ -243,8 +281,8 @@ TEST(TablesTest, WrongContainersAreDescribedNotPrinted) {
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})",
                            kFamilies)
                     .status(),
-                "table /version: unsupported table version (this cutune reads version 1), got an "
-                "array of 3 elements");
+                "table /version: unsupported table version (this cutune reads versions 1 to 2), "
+                "got an array of 3 elements");
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": 1,
                                "devices": {"a": [[[]]], "b": 2}})",
                            kFamilies)
@@ -432,6 +470,44 @@ Params WinnerParams(Store& store) {
   EXPECT_TRUE(winners.ok());
   EXPECT_EQ(winners->size(), 1u);
   return winners->empty() ? Params{} : winners->front().measurement.params;
+}
+
+TEST(TablesTest, TiesTravelInVersion2TablesOnly) {
+  TempDir dir;
+  // Nothing tied: version 1, no "ties" anywhere (what an older cutune reads).
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const std::string plain = Export(*source);
+  EXPECT_EQ(Json::parse(plain)["version"], 1);
+  EXPECT_THAT(plain, ::testing::Not(HasSubstr("ties")));
+
+  // A version-2 table whose winner lists its ties out of order.
+  Json table = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  table["version"] = 2;
+  table["devices"][0]["winners"][0]["ties"] =
+      Json::array({Json{{"tile", 64}}, Json{{"tile", 16}}});
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  ASSERT_TRUE(ImportTable(*copy, table.dump(), {kFamilies, MergePolicy::kKeepFaster}).ok());
+  absl::StatusOr<std::vector<Winner>> winners = copy->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok());
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().ties,
+            (std::vector<Params>{{{"tile", 16}}, {{"tile", 64}}}));  // canonical order
+
+  // Exported as version 2, the ties in canonical order on the winner's one line.
+  const std::string exported = Export(*copy, false);
+  EXPECT_EQ(Json::parse(exported)["version"], 2);
+  EXPECT_THAT(exported,
+              HasSubstr(R"("tflops":0.0,"ties":[{"tile":16},{"tile":64}],"time_us":100.0})"));
+  std::unique_ptr<Store> again = OpenStore(dir, "again.db");
+  ASSERT_TRUE(ImportTable(*again, exported, {kFamilies, MergePolicy::kKeepFaster}).ok());
+  EXPECT_EQ(Export(*again, false), exported);
+
+  // An empty list is the same as none.
+  table["devices"][0]["winners"][0]["ties"] = Json::array();
+  absl::StatusOr<ImportBatch> batch = ParseTable(table.dump(), kFamilies);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->winners[0].ties.empty());
 }
 
 TEST(TablesTest, MergePolicies) {
