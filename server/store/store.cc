@@ -10,9 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
+#include "server/core/ties.h"
 #include "server/store/queries.h"
 #include "server/store/row_sql.h"
 #include "server/store/schema.h"
+#include "server/store/winner_rule.h"
 
 namespace cutune::store {
 
@@ -96,6 +98,25 @@ absl::Status ValidateProblem(std::string_view family, const Shape& shape) {
   }
   return absl::OkStatus();
 }
+
+// The ok row of the sweep with `params`, or with none given the fastest (ties in time broken by
+// parameters); empty when there is no such row.
+absl::StatusOr<std::optional<StoredRow>> OkRow(Db& db, int64_t sweep_id, const Params* params) {
+  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
+      db, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
+                       " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' AND "
+                       "(?2 IS NULL OR params = ?2) ORDER BY median_us, params LIMIT 1"));
+  if (!stmt.ok()) return stmt.status();
+  stmt->Bind(1, sweep_id);
+  if (params != nullptr) stmt->Bind(2, FormatParams(*params));
+  absl::StatusOr<bool> found = stmt->Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return std::optional<StoredRow>();
+  absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 1);
+  if (!m.ok()) return m.status();
+  return std::optional<StoredRow>(StoredRow{sweep_id, *std::move(m), stmt->Int(0)});
+}
+
 }  // namespace
 
 // What lookups are answered from: the winners the validator accepts, indexed, and every device
@@ -396,10 +417,24 @@ absl::Status Store::Checkpoint() {
 }
 
 absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus status,
-                                                const Reference& reference) {
+                                                const Reference& reference,
+                                                const FinishChoice& choice) {
   if (status == SweepStatus::kRunning) {
     return absl::InvalidArgumentError("a sweep cannot finish as 'running'");
   }
+  if (!choice.winner && !choice.ties.empty()) {
+    return absl::InvalidArgumentError("a sweep's ties need the winner they are tied with");
+  }
+  std::vector<Params> ties = choice.ties;
+  for (const Params& tie : ties) {
+    if (tie.empty()) return absl::InvalidArgumentError("a tie without parameters");
+    if (tie == *choice.winner) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chosen winner '", FormatParams(tie), "' is listed among its own ties"));
+    }
+  }
+  std::sort(ties.begin(), ties.end(), CanonicalBefore);
+  ties.erase(std::unique(ties.begin(), ties.end()), ties.end());
   std::lock_guard<std::mutex> lock(write_mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
   if (!txn.ok()) return txn.status();
@@ -425,20 +460,25 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   if (absl::Status s = update->Run(); !s.ok()) return s;
 
   FinishResult result;
-  absl::StatusOr<Stmt> best =
-      Stmt::Prepare(writer_, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
-                                          " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' "
-                                          "ORDER BY median_us, params LIMIT 1"));
+  absl::StatusOr<std::optional<StoredRow>> best =
+      OkRow(writer_, sweep_id, choice.winner ? &*choice.winner : nullptr);
   if (!best.ok()) return best.status();
-  best->Bind(1, sweep_id);
-  absl::StatusOr<bool> has_best = best->Step();
-  if (!has_best.ok()) return has_best.status();
-  if (*has_best) {
-    absl::StatusOr<Measurement> m = ReadMeasurement(*best, 1);
-    if (!m.ok()) return m.status();
-    result.best = *m;
-    const int64_t best_measured_at = best->Int(0);
-    best->Reset();
+  if (choice.winner && !best->has_value()) {
+    return absl::NotFoundError(absl::StrCat("the chosen winner '", FormatParams(*choice.winner),
+                                            "' is not an ok row of sweep ", sweep_id));
+  }
+  for (const Params& tie : ties) {
+    absl::StatusOr<std::optional<StoredRow>> row = OkRow(writer_, sweep_id, &tie);
+    if (!row.ok()) return row.status();
+    if (!row->has_value()) {
+      return absl::NotFoundError(absl::StrCat("the tie '", FormatParams(tie),
+                                              "' is not an ok row of sweep ", sweep_id));
+    }
+  }
+  if (best->has_value()) {
+    Measurement m = (*best)->measurement;
+    result.best = m;
+    const int64_t best_measured_at = (*best)->measured_at_ms;
     if (status == SweepStatus::kSucceeded) {
       Winner w;
       w.device.name = info.device_model;
@@ -446,10 +486,11 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       w.shape = info.shape;
       w.dtype = info.dtype;
       w.provenance = info.provenance;
-      w.measurement = *std::move(m);
+      w.measurement = std::move(m);
       w.reference = reference;
       w.measured_at_ms = best_measured_at;
       w.sweep_id = sweep_id;
+      w.ties = std::move(ties);
       absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, w.device, false);
       if (!model_id.ok()) return model_id.status();
       absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, info.provenance);
@@ -459,7 +500,7 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       if (!existing.ok()) return existing.status();
       bool replace = !existing->has_value() || (*existing)->provenance_id != *prov_id ||
                      (*existing)->space_version != w.provenance.space_version ||
-                     w.measurement.timing.median_us < (*existing)->measurement.timing.median_us;
+                     Supersedes(w.measurement, (*existing)->measurement);
       if (replace) {
         if (absl::Status s = WriteWinner(writer_, *model_id, *prov_id, w); !s.ok()) return s;
         result.winner_changed = true;

@@ -68,9 +68,18 @@ struct StartedSweep {
   bool resumed = false;
 };
 
+// What a sweep names as its answer (server/core/ties.h): the canonical pick among the finalists
+// tied with the fastest, and the configurations tied with it (itself excluded). Empty: the
+// sweep's fastest ok row, with no ties.
+struct FinishChoice {
+  std::optional<Params> winner;
+  std::vector<Params> ties;
+};
+
 struct FinishResult {
   bool winner_changed = false;
-  std::optional<Measurement> best;  // the sweep's fastest ok row
+  // The sweep's candidate winner: the chosen row, or without a choice the fastest ok row.
+  std::optional<Measurement> best;
 };
 
 struct RowQuery {
@@ -154,11 +163,16 @@ class Store {
   absl::Status UpdateTiming(int64_t sweep_id, const Measurement& measurement);
   // Moves the WAL into the database file (PRAGMA wal_checkpoint(TRUNCATE)); on shutdown.
   absl::Status Checkpoint();
-  // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its fastest
-  // ok row the key's winner when there is none, when it is faster, or when the stored winner
-  // was measured under another driver, NVRTC or space version.
+  // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its
+  // candidate winner (the chosen ok row, else the fastest ok row) the key's winner, with the
+  // chosen ties: when there is none; when the stored winner was measured under another driver,
+  // NVRTC or space version; otherwise when Supersedes (winner_rule.h) says so — faster and not
+  // Tied, or Tied and first in CanonicalBefore. A chosen winner or tie that is not an ok row of
+  // the sweep is NOT_FOUND, a tie equal to the winner or without parameters, or ties without a
+  // winner, INVALID_ARGUMENT; either leaves the sweep running and the store unchanged.
   absl::StatusOr<FinishResult> FinishSweep(int64_t sweep_id, SweepStatus status,
-                                           const Reference& reference);
+                                           const Reference& reference,
+                                           const FinishChoice& choice = {});
 
   absl::StatusOr<SweepInfo> GetSweep(int64_t sweep_id);
   absl::StatusOr<std::vector<SweepInfo>> ListSweeps();  // newest first

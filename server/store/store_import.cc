@@ -8,6 +8,7 @@
 #include "server/store/queries.h"
 #include "server/store/row_sql.h"
 #include "server/store/store.h"
+#include "server/store/winner_rule.h"
 
 namespace cutune::store {
 namespace {
@@ -86,7 +87,7 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
                 Describe(w), " (", FormatParams(old.measurement.params), ", ", old_us, " us vs ",
                 FormatParams(w.measurement.params), ", ", w.measurement.timing.median_us, " us)"));
           case MergePolicy::kKeepFaster:
-            write = w.measurement.timing.median_us < old_us;
+            write = Supersedes(w.measurement, old.measurement);
             break;
           case MergePolicy::kKeepNewer:
             write = w.measured_at_ms > old.measured_at_ms;

@@ -556,6 +556,44 @@ TEST(TablesTest, MergePolicies) {
   EXPECT_EQ(models->size(), 1u);  // the L40S was rolled back too
 }
 
+TEST(TablesTest, KeepFasterKeepsTheCanonicallyFirstOfATie) {
+  // OneWinner's rows have a 1% spread: 170 and 171 are a tie, 160 is not.
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir, "tie.db");
+  ASSERT_TRUE(ImportTable(*store, OneWinner(32, 170.0, "2025-03-01T10:00:00.000Z"),
+                          {kFamilies, MergePolicy::kKeepFaster})
+                  .ok());
+  // Faster by 0.6%, but tied and tile=64 comes after tile=32: kept.
+  absl::StatusOr<ImportStats> s =
+      ImportTable(*store, OneWinner(64, 169.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_kept, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 32}}));
+  // Slower by 0.6%, but tied and tile=16 comes first: replaced.
+  s = ImportTable(*store, OneWinner(16, 171.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 16}}));
+  // Faster beyond the tie: replaced whatever the order.
+  s = ImportTable(*store, OneWinner(128, 160.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 128}}));
+
+  // KEEP_NEWER ignores ties: the later measurement wins.
+  std::unique_ptr<Store> newer = OpenStore(dir, "newer.db");
+  ASSERT_TRUE(ImportTable(*newer, OneWinner(16, 170.0, "2025-03-01T10:00:00.000Z"),
+                          {kFamilies, MergePolicy::kKeepNewer})
+                  .ok());
+  s = ImportTable(*newer, OneWinner(64, 170.5, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepNewer});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(WinnerParams(*newer), (Params{{"tile", 64}}));
+}
+
 TEST(TablesTest, ComputeCapabilityMismatchIsRefused) {
   TempDir dir;
   std::unique_ptr<Store> store = OpenStore(dir, "s.db");
