@@ -1,4 +1,5 @@
 // Tuning table diff: two tables compared per key, and the text and JSON renderings.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -6,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "server/core/strings.h"
+#include "server/core/ties.h"
 #include "server/store/row_json.h"
 #include "server/store/table_json.h"
 #include "server/store/tables.h"
@@ -20,6 +22,8 @@ std::string_view TableChangeName(TableDiffEntry::Change change) {
   switch (change) {
     case TableDiffEntry::Change::kSame:
       return "same";
+    case TableDiffEntry::Change::kTie:
+      return "tie";
     case TableDiffEntry::Change::kWinnerChanged:
       return "winner_changed";
     case TableDiffEntry::Change::kOnlyInA:
@@ -29,6 +33,38 @@ std::string_view TableChangeName(TableDiffEntry::Change change) {
   }
   return "?";
 }
+
+std::string_view TieBasisName(TableDiffEntry::TieBasis basis) {
+  switch (basis) {
+    case TableDiffEntry::TieBasis::kNone:
+      return "";
+    case TableDiffEntry::TieBasis::kInTiesOfA:
+      return "in_ties_of_a";
+    case TableDiffEntry::TieBasis::kInTiesOfB:
+      return "in_ties_of_b";
+    case TableDiffEntry::TieBasis::kTimesTied:
+      return "times_tied";
+  }
+  return "?";
+}
+
+namespace {
+
+bool Lists(const Winner& w, const Params& params) {
+  return std::find(w.ties.begin(), w.ties.end(), params) != w.ties.end();
+}
+
+// Why B's winner, another configuration than A's, is a tie with it; kNone when it is not.
+TableDiffEntry::TieBasis TieBetween(const Winner& a, const Winner& b) {
+  if (Lists(a, b.measurement.params)) return TableDiffEntry::TieBasis::kInTiesOfA;
+  if (Lists(b, a.measurement.params)) return TableDiffEntry::TieBasis::kInTiesOfB;
+  if (Tied(a.measurement.timing, b.measurement.timing)) {
+    return TableDiffEntry::TieBasis::kTimesTied;
+  }
+  return TableDiffEntry::TieBasis::kNone;
+}
+
+}  // namespace
 
 absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view json_b) {
   absl::StatusOr<ImportBatch> a = ParseTable(json_a, {});
@@ -80,15 +116,26 @@ absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view j
     } else if (wb == nullptr) {
       e.change = TableDiffEntry::Change::kOnlyInA;
     } else {
-      e.change = wa->measurement.params == wb->measurement.params
-                     ? TableDiffEntry::Change::kSame
-                     : TableDiffEntry::Change::kWinnerChanged;
+      if (wa->measurement.params == wb->measurement.params) {
+        e.change = TableDiffEntry::Change::kSame;
+      } else {
+        e.tie_basis = TieBetween(*wa, *wb);
+        e.change = e.tie_basis == TableDiffEntry::TieBasis::kNone
+                       ? TableDiffEntry::Change::kWinnerChanged
+                       : TableDiffEntry::Change::kTie;
+      }
       e.time_change_percent = (e.time_b_us - e.time_a_us) / e.time_a_us * 100.0;
       e.source_hash_changed = wa->provenance.source_hash != wb->provenance.source_hash;
     }
     diff.entries.push_back(std::move(e));
   }
   return diff;
+}
+
+bool TableDiff::HasChanges() const {
+  return std::any_of(entries.begin(), entries.end(), [](const TableDiffEntry& e) {
+    return e.change != TableDiffEntry::Change::kSame && e.change != TableDiffEntry::Change::kTie;
+  });
 }
 
 std::vector<const TableDiffEntry*> TableDiff::Regressions(double threshold_percent) const {
@@ -100,11 +147,14 @@ std::vector<const TableDiffEntry*> TableDiff::Regressions(double threshold_perce
 }
 
 std::string TableDiff::ToText() const {
-  int same = 0, changed = 0, only_a = 0, only_b = 0;
+  int same = 0, tied = 0, changed = 0, only_a = 0, only_b = 0;
   for (const TableDiffEntry& e : entries) {
     switch (e.change) {
       case TableDiffEntry::Change::kSame:
         ++same;
+        break;
+      case TableDiffEntry::Change::kTie:
+        ++tied;
         break;
       case TableDiffEntry::Change::kWinnerChanged:
         ++changed;
@@ -118,8 +168,21 @@ std::string TableDiff::ToText() const {
     }
   }
   std::string out =
-      absl::StrCat(entries.size(), " keys: ", same, " same winner, ", changed, " winner changed, ",
-                   only_a, " only in A, ", only_b, " only in B\n");
+      absl::StrCat(entries.size(), " keys: ", same, " same winner, ", tied, " tied, ", changed,
+                   " winner changed, ", only_a, " only in A, ", only_b, " only in B\n");
+  auto basis = [](TableDiffEntry::TieBasis b) -> std::string_view {
+    switch (b) {
+      case TableDiffEntry::TieBasis::kNone:
+        return "";
+      case TableDiffEntry::TieBasis::kInTiesOfA:
+        return " | in A's ties";
+      case TableDiffEntry::TieBasis::kInTiesOfB:
+        return " | in B's ties";
+      case TableDiffEntry::TieBasis::kTimesTied:
+        return " | times tied";
+    }
+    return "";
+  };
   auto params = [](const std::optional<Params>& p) { return p ? FormatParams(*p) : "-"; };
   for (const TableDiffEntry& e : entries) {
     absl::StrAppend(&out, e.device_model, " | ", e.family, " ", ToAbsl(DTypeName(e.dtype)), " ",
@@ -138,6 +201,7 @@ std::string TableDiff::ToText() const {
                             : absl::StrCat(" -> ", params(e.params_b)),
                         absl::StrFormat(" | %.4g -> %.4g us (%+.2f%%)", e.time_a_us, e.time_b_us,
                                         e.time_change_percent),
+                        ToAbsl(basis(e.tie_basis)),
                         e.source_hash_changed ? " | source changed" : "");
     }
     out += "\n";
@@ -163,11 +227,15 @@ std::string TableDiff::ToJson() const {
       j["time_change_percent"] = Round(e.time_change_percent);
       j["source_hash_changed"] = e.source_hash_changed;
     }
+    if (e.change == TableDiffEntry::Change::kTie) {
+      j["tie"] = std::string(TieBasisName(e.tie_basis));
+    }
     entries_json.push_back(std::move(j));
   }
-  return Json{{"format", "cutune-table-diff"}, {"version", 1}, {"entries", entries_json}}.dump(
-             2, ' ', false, Json::error_handler_t::replace) +
-         "\n";
+  const Json diff{{"format", "cutune-table-diff"},
+                  {"version", kTableDiffVersion},
+                  {"entries", std::move(entries_json)}};
+  return diff.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace cutune::store

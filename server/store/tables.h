@@ -66,12 +66,22 @@ absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text
 // Per key (device model, family, dtype, shape). Where a table holds winners for several kernel
 // source hashes of one key, the newest counts.
 struct TableDiffEntry {
-  enum class Change { kSame, kWinnerChanged, kOnlyInA, kOnlyInB };
+  // kTie: the winner changed, but to a configuration tied with the old one (server/core/ties.h),
+  // which is not a real change: the sweep picked another of equals.
+  enum class Change { kSame, kTie, kWinnerChanged, kOnlyInA, kOnlyInB };
+  // For kTie, what shows the tie, in this order of preference.
+  enum class TieBasis {
+    kNone,
+    kInTiesOfA,   // B's winner is among the ties A's winner lists
+    kInTiesOfB,   // A's winner is among the ties B's winner lists
+    kTimesTied,   // the two timings are Tied
+  };
   std::string device_model;
   std::string family;
   DType dtype = DType::kF32;
   Shape shape;
   Change change = Change::kSame;
+  TieBasis tie_basis = TieBasis::kNone;
   std::optional<Params> params_a;
   std::optional<Params> params_b;
   double time_a_us = 0;
@@ -83,14 +93,23 @@ struct TableDiffEntry {
 struct TableDiff {
   std::vector<TableDiffEntry> entries;  // sorted by key
 
+  // A key in only one table, or a winner that changed other than to a tie: what makes
+  // `cutune table diff` exit 6.
+  bool HasChanges() const;
   // Keys present in both whose time grew by more than `threshold_percent`.
   std::vector<const TableDiffEntry*> Regressions(double threshold_percent) const;
   std::string ToText() const;
   std::string ToJson() const;
 };
 
+// The version of TableDiff::ToJson's output ("format": "cutune-table-diff"); 2 added the
+// change "tie" and the entry field "tie".
+inline constexpr int kTableDiffVersion = 2;
+
 absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view json_b);
 
-std::string_view TableChangeName(TableDiffEntry::Change change);
+std::string_view TableChangeName(TableDiffEntry::Change change);  // "same", "tie", ...
+// "in_ties_of_a", "in_ties_of_b", "times_tied"; "" for kNone.
+std::string_view TieBasisName(TableDiffEntry::TieBasis basis);
 
 }  // namespace cutune::store

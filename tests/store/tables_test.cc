@@ -594,6 +594,74 @@ TEST(TablesTest, KeepFasterKeepsTheCanonicallyFirstOfATie) {
   EXPECT_EQ(WinnerParams(*newer), (Params{{"tile", 64}}));
 }
 
+TEST(TablesTest, DiffCallsAWinnerChangedToATiedConfigurationATie) {
+  // Four keys, tile=32 at 100 us (1% spread) in A; in B another configuration each time.
+  Json a = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  a["version"] = 2;
+  Json& winners_a = a["devices"][0]["winners"];
+  for (int64_t size : {1024, 2048, 4096}) {
+    Json w = winners_a[0];
+    w["shape"] = {size, size};
+    winners_a.push_back(w);
+  }
+  Json b = a;
+  Json& winners_b = b["devices"][0]["winners"];
+  for (Json& w : winners_b) w["params"] = {{"tile", 64}};
+  // 1024: A lists tile=64 among its ties, though B's time is 10% better.
+  winners_a[1]["ties"] = Json::array({Json{{"tile", 64}}});
+  winners_b[1]["time_us"] = 90.0;
+  // 2048: B lists tile=32 among its ties.
+  winners_b[2]["ties"] = Json::array({Json{{"tile", 32}}});
+  winners_b[2]["time_us"] = 90.0;
+  // 4096: no list, but the times are within the spread.
+  winners_b[3]["time_us"] = 100.5;
+  // 8192: neither listed nor tied: a real change.
+  winners_b[0]["time_us"] = 90.0;
+
+  absl::StatusOr<TableDiff> diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  ASSERT_EQ(diff->entries.size(), 4u);
+  using Change = TableDiffEntry::Change;
+  using Basis = TableDiffEntry::TieBasis;
+  EXPECT_EQ(diff->entries[0].change, Change::kTie);
+  EXPECT_EQ(diff->entries[0].tie_basis, Basis::kInTiesOfA);
+  EXPECT_EQ(diff->entries[1].change, Change::kTie);
+  EXPECT_EQ(diff->entries[1].tie_basis, Basis::kInTiesOfB);
+  EXPECT_EQ(diff->entries[2].change, Change::kTie);
+  EXPECT_EQ(diff->entries[2].tie_basis, Basis::kTimesTied);
+  EXPECT_EQ(diff->entries[3].change, Change::kWinnerChanged);
+  EXPECT_EQ(diff->entries[3].tie_basis, Basis::kNone);
+  EXPECT_TRUE(diff->HasChanges());  // the 8192 key
+
+  const std::string text = diff->ToText();
+  EXPECT_THAT(text, HasSubstr("4 keys: 0 same winner, 3 tied, 1 winner changed, 0 only in A, "
+                              "0 only in B\n"));
+  EXPECT_THAT(text, HasSubstr("transpose f32 1024x1024 | tie | tile=32 -> tile=64 | "
+                              "100 -> 90 us (-10.00%) | in A's ties\n"));
+  EXPECT_THAT(text, HasSubstr("2048x2048 | tie | tile=32 -> tile=64 | 100 -> 90 us (-10.00%) | "
+                              "in B's ties\n"));
+  EXPECT_THAT(text, HasSubstr("4096x4096 | tie | tile=32 -> tile=64 | 100 -> 100.5 us (+0.50%) | "
+                              "times tied\n"));
+  EXPECT_THAT(text, HasSubstr("8192x8192 | winner_changed | tile=32 -> tile=64 | "
+                              "100 -> 90 us (-10.00%)\n"));
+  Json json = Json::parse(diff->ToJson());
+  EXPECT_EQ(json["entries"][0]["change"], "tie");
+  EXPECT_EQ(json["entries"][0]["tie"], "in_ties_of_a");
+  EXPECT_EQ(json["entries"][1]["tie"], "in_ties_of_b");
+  EXPECT_EQ(json["entries"][2]["tie"], "times_tied");
+  EXPECT_FALSE(json["entries"][3].contains("tie"));
+
+  // Without the real change, the tables do not differ.
+  winners_b[0] = winners_a[0];
+  diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_FALSE(diff->HasChanges());
+  // A slower tie still counts as a regression under a threshold it exceeds: the threshold is
+  // about time, whatever the configuration.
+  EXPECT_EQ(diff->Regressions(0.4).size(), 1u);
+  EXPECT_TRUE(diff->Regressions(1.0).empty());
+}
+
 TEST(TablesTest, ComputeCapabilityMismatchIsRefused) {
   TempDir dir;
   std::unique_ptr<Store> store = OpenStore(dir, "s.db");
@@ -646,7 +714,8 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_TRUE(diff->Regressions(15.0).empty());
 
   const std::string text = diff->ToText();
-  EXPECT_THAT(text, HasSubstr("4 keys: 1 same winner, 1 winner changed, 1 only in A, 1 only in B"));
+  EXPECT_THAT(text, HasSubstr("4 keys: 1 same winner, 0 tied, 1 winner changed, 1 only in A, "
+                              "1 only in B"));
   EXPECT_THAT(text, HasSubstr("transpose f32 4096x4096 | winner_changed | tile=32 -> tile=64 | "
                               "100 -> 80 us (-20.00%) | source changed"));
   EXPECT_THAT(text, HasSubstr("8192x8192 | same | tile=32 | 100 -> 110 us (+10.00%)"));
@@ -655,6 +724,9 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_EQ(json["entries"][2]["b"]["params"]["tile"], 64);
   EXPECT_EQ(json["entries"][3]["time_change_percent"], 10.0);
   EXPECT_FALSE(json["entries"][0].contains("b"));
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_FALSE(json["entries"][2].contains("tie"));
+  EXPECT_TRUE(diff->HasChanges());
 
   absl::StatusOr<TableDiff> bad = DiffTables(a.dump(), "{}");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
