@@ -121,10 +121,9 @@ int Diff(const DiffOptions& options) {
     }
     return regressions.empty() ? kExitOk : kExitDiff;
   }
-  for (const auto& entry : diff->entries) {
-    if (entry.change != store::TableDiffEntry::Change::kSame) return kExitDiff;
-  }
-  return kExitOk;
+  // A winner that changed to a configuration tied with the old one is reported ("tie") but is
+  // no difference: the sweep picked another of equals.
+  return diff->HasChanges() ? kExitDiff : kExitOk;
 }
 
 }  // namespace
@@ -159,7 +158,8 @@ void AddTableCommands(CLI::App& app, Context& context) {
     auto options = std::make_shared<DiffOptions>();
     CLI::App* cmd = table->add_subcommand(
         "diff",
-        "Compare two table files (local, no daemon). Exit 6 when they differ; with "
+        "Compare two table files (local, no daemon). Exit 6 when they differ (a winner that "
+        "changed to a tied configuration, reported as \"tie\", does not count); with "
         "--fail-on-regression only when a winner got slower by more than PCT percent");
     cmd->add_option("a", options->a, "Old table file")->required();
     cmd->add_option("b", options->b, "New table file")->required();

@@ -118,13 +118,24 @@ ALTER TABLE sweeps ADD COLUMN gpu_uuid TEXT NOT NULL DEFAULT '';
 CREATE INDEX rows_by_time ON rows (sweep_id, outcome, median_us);
 )sql";
 
+// Version 3: the configurations tied with each winner when it was measured, as FormatParams
+// texts joined by ';' (empty: none, or a winner stored before version 3).
+constexpr std::string_view kV2ToV3 = R"sql(
+ALTER TABLE winners ADD COLUMN ties TEXT NOT NULL DEFAULT '';
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2};
+constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace
 
 std::string_view SchemaV1Ddl() { return kV1; }
+
+std::string_view SchemaStepDdl(int version) {
+  if (version < 1 || version > kSchemaVersion) return {};
+  return kSteps[version - 1];
+}
 
 absl::Status Migrate(Db& db) {
   absl::StatusOr<int64_t> version = db.QueryInt("PRAGMA user_version");

@@ -9,10 +9,13 @@
 
 namespace cutune::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // The DDL that created a fresh version-1 database (frozen; for migration tests).
 std::string_view SchemaV1Ddl();
+// The DDL that migrates version `version` - 1 to `version` (1: SchemaV1Ddl), frozen like it, so
+// a test can build a database of any older version.
+std::string_view SchemaStepDdl(int version);
 
 // Brings the database to kSchemaVersion, one version per transaction. A database newer than
 // this code is FAILED_PRECONDITION and left untouched.

@@ -1,16 +1,20 @@
-// Store implementation: SQL for sweeps, rows and winners, the winner cache and the lookup ladder.
+// The store: opening and migrating the database, devices, sweeps and their rows, the winner a
+// finished sweep leaves, and the in-memory winner cache lookups are answered from. Applying an
+// imported table is in store_import.cc; the SQL both share is in queries.cc.
 #include "server/store/store.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
-#include <map>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
+#include "server/core/ties.h"
+#include "server/store/queries.h"
+#include "server/store/row_sql.h"
 #include "server/store/schema.h"
+#include "server/store/winner_rule.h"
 
 namespace cutune::store {
 
@@ -43,20 +47,6 @@ absl::StatusOr<SweepStatus> ParseSweepStatus(std::string_view name) {
                                                  "' (running, succeeded, failed, cancelled)"));
 }
 
-std::string_view LookupRungName(LookupRung rung) {
-  switch (rung) {
-    case LookupRung::kExact:
-      return "exact";
-    case LookupRung::kNearestShape:
-      return "nearest_shape";
-    case LookupRung::kSameArchitecture:
-      return "same_architecture";
-    case LookupRung::kFamilyDefault:
-      return "family_default";
-  }
-  return "?";
-}
-
 absl::Status EntryValidator::operator()(std::string_view family, const Shape& shape,
                                         const Params& configuration) const {
   if (problem) {
@@ -68,81 +58,23 @@ absl::Status EntryValidator::operator()(std::string_view family, const Shape& sh
 
 namespace {
 
-// The columns shared by `rows` and `winners`, in the order BindMeasurement/ReadMeasurement use.
-constexpr char kMeasurementCols[] =
-    "params, outcome, detail, registers, static_shared_bytes, stack_bytes, spill_store_bytes, "
-    "spill_load_bytes, constant_bytes, samples, median_us, min_us, rel_spread, gbps, tflops, "
-    "percent_of_reference, compile_ms";
-constexpr int kMeasurementColCount = 17;
-
-std::string Prefixed(std::string_view prefix) {
-  const std::string_view cols = kMeasurementCols;
-  std::string out;
-  size_t start = 0;
-  while (start < cols.size()) {
-    size_t end = cols.find(", ", start);
-    if (end == std::string_view::npos) end = cols.size();
-    if (!out.empty()) out += ", ";
-    absl::StrAppend(&out, std::string(prefix), std::string(cols.substr(start, end - start)));
-    start = end + 2;
-  }
-  return out;
-}
-
-std::string Placeholders(int first, int count) {
-  std::string out;
-  for (int i = 0; i < count; ++i) absl::StrAppend(&out, i == 0 ? "" : ", ", "?", first + i);
-  return out;
-}
-
-void BindMeasurement(Stmt& stmt, int first, const Measurement& m) {
-  const ResourceUsage& r = m.resources;
-  stmt.Bind(first, FormatParams(m.params))
-      .Bind(first + 1, OutcomeName(m.outcome))
-      .Bind(first + 2, m.detail)
-      .Bind(first + 3, r.registers)
-      .Bind(first + 4, r.static_shared_bytes)
-      .Bind(first + 5, r.stack_bytes)
-      .Bind(first + 6, r.spill_store_bytes)
-      .Bind(first + 7, r.spill_load_bytes)
-      .Bind(first + 8, r.constant_bytes)
-      .Bind(first + 9, m.timing.samples)
-      .Bind(first + 10, m.timing.median_us)
-      .Bind(first + 11, m.timing.min_us)
-      .Bind(first + 12, m.timing.rel_spread)
-      .Bind(first + 13, m.gbps)
-      .Bind(first + 14, m.tflops)
-      .Bind(first + 15, m.percent_of_reference)
-      .Bind(first + 16, m.compile_ms);
-}
-
-absl::StatusOr<Measurement> ReadMeasurement(const Stmt& stmt, int first) {
-  Measurement m;
-  absl::StatusOr<Params> params = ParseParams(stmt.Text(first));
-  if (!params.ok())
-    return absl::DataLossError(absl::StrCat("stored row: ", params.status().message()));
-  m.params = *std::move(params);
-  absl::StatusOr<Outcome> outcome = ParseOutcome(stmt.Text(first + 1));
-  if (!outcome.ok())
-    return absl::DataLossError(absl::StrCat("stored row: ", outcome.status().message()));
-  m.outcome = *outcome;
-  m.detail = stmt.Text(first + 2);
-  m.resources.registers = static_cast<int>(stmt.Int(first + 3));
-  m.resources.static_shared_bytes = static_cast<int>(stmt.Int(first + 4));
-  m.resources.stack_bytes = static_cast<int>(stmt.Int(first + 5));
-  m.resources.spill_store_bytes = static_cast<int>(stmt.Int(first + 6));
-  m.resources.spill_load_bytes = static_cast<int>(stmt.Int(first + 7));
-  m.resources.constant_bytes = static_cast<int>(stmt.Int(first + 8));
-  m.timing.samples = static_cast<int>(stmt.Int(first + 9));
-  m.timing.median_us = stmt.Double(first + 10);
-  m.timing.min_us = stmt.Double(first + 11);
-  m.timing.rel_spread = stmt.Double(first + 12);
-  m.gbps = stmt.Double(first + 13);
-  m.tflops = stmt.Double(first + 14);
-  m.percent_of_reference = stmt.Double(first + 15);
-  m.compile_ms = stmt.Double(first + 16);
-  return m;
-}
+using internal::BindMeasurement;
+using internal::DeviceModelId;
+using internal::ExistingWinner;
+using internal::FindWinner;
+using internal::KernelId;
+using internal::kMeasurementColCount;
+using internal::kMeasurementCols;
+using internal::ModelOf;
+using internal::Placeholders;
+using internal::PrefixedMeasurementCols;
+using internal::ProvenanceId;
+using internal::QuerySweepRows;
+using internal::QuerySweeps;
+using internal::QueryWinners;
+using internal::ReadMeasurement;
+using internal::SelectId;
+using internal::WriteWinner;
 
 absl::Status ValidateMeasurement(const Measurement& m) {
   for (double v : {m.timing.median_us, m.timing.min_us, m.timing.rel_spread, m.gbps, m.tflops,
@@ -158,7 +90,6 @@ absl::Status ValidateMeasurement(const Measurement& m) {
   }
   return absl::OkStatus();
 }
-
 absl::Status ValidateProblem(std::string_view family, const Shape& shape) {
   if (family.empty()) return absl::InvalidArgumentError("empty kernel family");
   if (shape.empty()) return absl::InvalidArgumentError("empty shape");
@@ -168,257 +99,30 @@ absl::Status ValidateProblem(std::string_view family, const Shape& shape) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> SelectId(Stmt& stmt, std::string_view what) {
-  absl::StatusOr<bool> row = stmt.Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(std::string(what));
-  return stmt.Int(0);
-}
-
-// Inserts the model if missing; with `update`, refreshes its figures from `device`.
-absl::StatusOr<int64_t> DeviceModelId(Db& db, const DeviceModel& device, bool update) {
-  if (device.name.empty()) return absl::InvalidArgumentError("empty device model name");
-  absl::StatusOr<Stmt> ins = Stmt::Prepare(
-      db, update ? "INSERT INTO device_models (name, cc_major, cc_minor, sm_count, "
-                   "total_memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO UPDATE "
-                   "SET cc_major = ?2, cc_minor = ?3, sm_count = ?4, total_memory_bytes = ?5"
-                 : "INSERT INTO device_models (name, cc_major, cc_minor, sm_count, "
-                   "total_memory_bytes) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (name) DO NOTHING");
-  if (!ins.ok()) return ins.status();
-  ins->Bind(1, device.name)
-      .Bind(2, device.cc_major)
-      .Bind(3, device.cc_minor)
-      .Bind(4, device.sm_count)
-      .Bind(5, device.total_memory_bytes);
-  if (absl::Status s = ins->Run(); !s.ok()) return s;
-  absl::StatusOr<Stmt> sel = Stmt::Prepare(db, "SELECT id FROM device_models WHERE name = ?1");
-  if (!sel.ok()) return sel.status();
-  sel->Bind(1, device.name);
-  return SelectId(*sel, "device model");
-}
-
-DeviceModel ModelOf(const DeviceDescription& d) {
-  return {d.name, d.cc_major, d.cc_minor, d.sm_count, d.total_memory_bytes};
-}
-
-absl::StatusOr<int64_t> ProvenanceId(Db& db, const Provenance& p) {
-  absl::StatusOr<Stmt> ins = Stmt::Prepare(
-      db, "INSERT OR IGNORE INTO provenances (driver_version, nvrtc_version) VALUES (?1, ?2)");
-  if (!ins.ok()) return ins.status();
-  ins->Bind(1, p.driver_version).Bind(2, p.nvrtc_version);
-  if (absl::Status s = ins->Run(); !s.ok()) return s;
-  absl::StatusOr<Stmt> sel = Stmt::Prepare(
-      db, "SELECT id FROM provenances WHERE driver_version = ?1 AND nvrtc_version = ?2");
-  if (!sel.ok()) return sel.status();
-  sel->Bind(1, p.driver_version).Bind(2, p.nvrtc_version);
-  return SelectId(*sel, "provenance");
-}
-
-absl::StatusOr<int64_t> KernelId(Db& db, std::string_view family, const Provenance& p) {
-  absl::StatusOr<Stmt> ins = Stmt::Prepare(
-      db, "INSERT OR IGNORE INTO kernels (family, source_hash, space_version) VALUES (?1, ?2, ?3)");
-  if (!ins.ok()) return ins.status();
-  ins->Bind(1, family).Bind(2, p.source_hash).Bind(3, p.space_version);
-  if (absl::Status s = ins->Run(); !s.ok()) return s;
-  absl::StatusOr<Stmt> sel = Stmt::Prepare(
-      db, "SELECT id FROM kernels WHERE family = ?1 AND source_hash = ?2 AND space_version = ?3");
-  if (!sel.ok()) return sel.status();
-  sel->Bind(1, family).Bind(2, p.source_hash).Bind(3, p.space_version);
-  return SelectId(*sel, "kernel");
-}
-
-constexpr std::string_view kSweepSelect =
-    "SELECT s.id, m.name, s.gpu_uuid, k.family, s.shape, s.dtype, p.driver_version, "
-    "p.nvrtc_version, k.source_hash, k.space_version, s.status, s.started_at_ms, "
-    "s.finished_at_ms, s.request_json, s.reference_name, s.reference_us, "
-    "(SELECT COUNT(*) FROM rows r WHERE r.sweep_id = s.id) "
-    "FROM sweeps s JOIN device_models m ON m.id = s.device_model_id "
-    "JOIN kernels k ON k.id = s.kernel_id JOIN provenances p ON p.id = s.provenance_id ";
-
-absl::StatusOr<SweepInfo> ReadSweep(const Stmt& stmt) {
-  SweepInfo info;
-  info.id = stmt.Int(0);
-  info.device_model = stmt.Text(1);
-  info.gpu_uuid = stmt.Text(2);
-  info.family = stmt.Text(3);
-  absl::StatusOr<Shape> shape = ParseShape(stmt.Text(4));
-  if (!shape.ok())
-    return absl::DataLossError(absl::StrCat("stored sweep: ", shape.status().message()));
-  info.shape = *std::move(shape);
-  absl::StatusOr<DType> dtype = ParseDType(stmt.Text(5));
-  if (!dtype.ok())
-    return absl::DataLossError(absl::StrCat("stored sweep: ", dtype.status().message()));
-  info.dtype = *dtype;
-  info.provenance.driver_version = static_cast<int>(stmt.Int(6));
-  info.provenance.nvrtc_version = stmt.Text(7);
-  info.provenance.source_hash = stmt.Text(8);
-  info.provenance.space_version = static_cast<int>(stmt.Int(9));
-  absl::StatusOr<SweepStatus> status = ParseSweepStatus(stmt.Text(10));
-  if (!status.ok())
-    return absl::DataLossError(absl::StrCat("stored sweep: ", status.status().message()));
-  info.status = *status;
-  info.started_at_ms = stmt.Int(11);
-  if (!stmt.IsNull(12)) info.finished_at_ms = stmt.Int(12);
-  info.request_json = stmt.Text(13);
-  info.reference.name = stmt.Text(14);
-  info.reference.time_us = stmt.Double(15);
-  info.rows = stmt.Int(16);
-  return info;
-}
-
-absl::StatusOr<std::vector<SweepInfo>> QuerySweeps(Db& db, std::string_view where,
-                                                   std::string_view text_arg) {
-  absl::StatusOr<Stmt> stmt =
-      Stmt::Prepare(db, absl::StrCat(std::string(kSweepSelect), std::string(where)));
-  if (!stmt.ok()) return stmt.status();
-  if (where.find("?1") != std::string_view::npos) stmt->Bind(1, text_arg);
-  std::vector<SweepInfo> out;
-  while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<SweepInfo> info = ReadSweep(*stmt);
-    if (!info.ok()) return info.status();
-    out.push_back(*std::move(info));
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device_model) {
+// The ok row of the sweep with `params`, or with none given the fastest (ties in time broken by
+// parameters); empty when there is no such row.
+absl::StatusOr<std::optional<StoredRow>> OkRow(Db& db, int64_t sweep_id, const Params* params) {
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db, absl::StrCat(
-              "SELECT m.name, m.cc_major, m.cc_minor, m.sm_count, m.total_memory_bytes, w.family, "
-              "w.shape, w.dtype, p.driver_version, p.nvrtc_version, w.source_hash, "
-              "w.space_version, w.sweep_id, w.measured_at_ms, w.reference_name, w.reference_us, ",
-              Prefixed("w."),
-              " FROM winners w JOIN device_models m ON m.id = w.device_model_id "
-              "JOIN provenances p ON p.id = w.provenance_id WHERE ?1 = '' OR m.name = ?1"));
-  if (!stmt.ok()) return stmt.status();
-  stmt->Bind(1, device_model);
-  std::vector<Winner> out;
-  while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    Winner w;
-    w.device = {stmt->Text(0), static_cast<int>(stmt->Int(1)), static_cast<int>(stmt->Int(2)),
-                static_cast<int>(stmt->Int(3)), stmt->Int(4)};
-    w.family = stmt->Text(5);
-    absl::StatusOr<Shape> shape = ParseShape(stmt->Text(6));
-    absl::StatusOr<DType> dtype = ParseDType(stmt->Text(7));
-    if (!shape.ok() || !dtype.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          "stored winner has a bad shape or dtype: ", stmt->Text(6), " ", stmt->Text(7)));
-    }
-    w.shape = *std::move(shape);
-    w.dtype = *dtype;
-    w.provenance = {static_cast<int>(stmt->Int(8)), stmt->Text(9), stmt->Text(10),
-                    static_cast<int>(stmt->Int(11))};
-    if (!stmt->IsNull(12)) w.sweep_id = stmt->Int(12);
-    w.measured_at_ms = stmt->Int(13);
-    w.reference = {stmt->Text(14), stmt->Double(15)};
-    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 16);
-    if (!m.ok()) return m.status();
-    w.measurement = *std::move(m);
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<StoredRow>> QuerySweepRows(Db& db, int64_t sweep_id) {
-  absl::StatusOr<Stmt> stmt =
-      Stmt::Prepare(db, absl::StrCat("SELECT sweep_id, measured_at_ms, ", kMeasurementCols,
-                                     " FROM rows WHERE sweep_id = ?1 ORDER BY params"));
+      db, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
+                       " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' AND "
+                       "(?2 IS NULL OR params = ?2) ORDER BY median_us, params LIMIT 1"));
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, sweep_id);
-  std::vector<StoredRow> out;
-  while (true) {
-    absl::StatusOr<bool> row = stmt->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 2);
-    if (!m.ok()) return m.status();
-    out.push_back({stmt->Int(0), *std::move(m), stmt->Int(1)});
-  }
-  return out;
-}
-
-// Inserts or replaces the winner of `w`'s key.
-absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const Winner& w) {
-  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db, absl::StrCat("INSERT OR REPLACE INTO winners (device_model_id, family, source_hash, "
-                       "shape, dtype, space_version, provenance_id, sweep_id, measured_at_ms, "
-                       "reference_name, reference_us, ",
-                       kMeasurementCols, ") VALUES (", Placeholders(1, 11 + kMeasurementColCount),
-                       ")"));
-  if (!stmt.ok()) return stmt.status();
-  stmt->Bind(1, model_id)
-      .Bind(2, w.family)
-      .Bind(3, w.provenance.source_hash)
-      .Bind(4, FormatShape(w.shape))
-      .Bind(5, DTypeName(w.dtype))
-      .Bind(6, w.provenance.space_version)
-      .Bind(7, provenance_id)
-      .Bind(8, w.sweep_id)
-      .Bind(9, w.measured_at_ms)
-      .Bind(10, w.reference.name)
-      .Bind(11, w.reference.time_us);
-  BindMeasurement(*stmt, 12, w.measurement);
-  return stmt->Run();
-}
-
-struct ExistingWinner {
-  int64_t provenance_id = 0;
-  int space_version = 0;
-  std::string params;
-  double median_us = 0;
-  int64_t measured_at_ms = 0;
-};
-
-absl::StatusOr<std::optional<ExistingWinner>> FindWinner(Db& db, int64_t model_id,
-                                                         std::string_view family,
-                                                         std::string_view source_hash,
-                                                         const Shape& shape, DType dtype) {
-  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db,
-      "SELECT provenance_id, space_version, params, median_us, measured_at_ms FROM winners "
-      "WHERE device_model_id = ?1 AND family = ?2 AND source_hash = ?3 AND shape = ?4 AND "
-      "dtype = ?5");
-  if (!stmt.ok()) return stmt.status();
-  stmt->Bind(1, model_id)
-      .Bind(2, family)
-      .Bind(3, source_hash)
-      .Bind(4, FormatShape(shape))
-      .Bind(5, DTypeName(dtype));
-  absl::StatusOr<bool> row = stmt->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<ExistingWinner>();
-  return std::optional<ExistingWinner>(ExistingWinner{
-      stmt->Int(0), static_cast<int>(stmt->Int(1)), stmt->Text(2), stmt->Double(3), stmt->Int(4)});
-}
-
-std::string Describe(const Winner& w) {
-  return absl::StrCat(w.device.name, " ", w.family, " ", FormatShape(w.shape), " ",
-                      ToAbsl(DTypeName(w.dtype)), " (source ",
-                      w.provenance.source_hash.substr(0, 12), ")");
+  if (params != nullptr) stmt->Bind(2, FormatParams(*params));
+  absl::StatusOr<bool> found = stmt->Step();
+  if (!found.ok()) return found.status();
+  if (!*found) return std::optional<StoredRow>();
+  absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 1);
+  if (!m.ok()) return m.status();
+  return std::optional<StoredRow>(StoredRow{sweep_id, *std::move(m), stmt->Int(0)});
 }
 
 }  // namespace
 
-// Winners indexed for the ladder: per family and dtype, by device model (rungs 1-2) and by
-// compute capability (rung 3), with log2 of each shape precomputed so a lookup costs a few
-// subtractions per candidate shape of its own model.
+// What lookups are answered from: the winners the validator accepts, indexed, and every device
+// model. Replaced whole after each write that changes either.
 struct Store::WinnerCache {
-  struct Entry {
-    const Winner* winner;
-    std::vector<double> log_shape;
-  };
-  struct Group {
-    std::map<std::string, std::vector<Entry>, std::less<>> by_model;
-    std::map<std::pair<int, int>, std::vector<Entry>> by_cc;
-  };
-  std::vector<Winner> winners;
-  std::map<std::string, std::map<DType, Group>, std::less<>> by_family;
+  WinnerIndex index;
   std::vector<DeviceModel> models;  // every device model, by name
 };
 
@@ -489,7 +193,7 @@ absl::Status Store::RefreshCacheLocked() {
   if (!winners.ok()) return winners.status();
   DropRefused(*winners, /*log=*/true);
   auto cache = std::make_shared<WinnerCache>();
-  cache->winners = *std::move(winners);
+  cache->index = WinnerIndex(*std::move(winners));
   absl::StatusOr<Stmt> models = Stmt::Prepare(
       writer_,
       "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
@@ -502,13 +206,6 @@ absl::Status Store::RefreshCacheLocked() {
     cache->models.push_back({models->Text(0), static_cast<int>(models->Int(1)),
                              static_cast<int>(models->Int(2)), static_cast<int>(models->Int(3)),
                              models->Int(4)});
-  }
-  for (const Winner& w : cache->winners) {
-    WinnerCache::Entry entry{&w, {}};
-    for (int64_t d : w.shape) entry.log_shape.push_back(std::log2(static_cast<double>(d)));
-    WinnerCache::Group& group = cache->by_family[w.family][w.dtype];
-    group.by_model[w.device.name].push_back(entry);
-    group.by_cc[{w.device.cc_major, w.device.cc_minor}].push_back(std::move(entry));
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
@@ -720,10 +417,24 @@ absl::Status Store::Checkpoint() {
 }
 
 absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus status,
-                                                const Reference& reference) {
+                                                const Reference& reference,
+                                                const FinishChoice& choice) {
   if (status == SweepStatus::kRunning) {
     return absl::InvalidArgumentError("a sweep cannot finish as 'running'");
   }
+  if (!choice.winner && !choice.ties.empty()) {
+    return absl::InvalidArgumentError("a sweep's ties need the winner they are tied with");
+  }
+  std::vector<Params> ties = choice.ties;
+  for (const Params& tie : ties) {
+    if (tie.empty()) return absl::InvalidArgumentError("a tie without parameters");
+    if (tie == *choice.winner) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chosen winner '", FormatParams(tie), "' is listed among its own ties"));
+    }
+  }
+  std::sort(ties.begin(), ties.end(), CanonicalBefore);
+  ties.erase(std::unique(ties.begin(), ties.end()), ties.end());
   std::lock_guard<std::mutex> lock(write_mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
   if (!txn.ok()) return txn.status();
@@ -749,20 +460,25 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   if (absl::Status s = update->Run(); !s.ok()) return s;
 
   FinishResult result;
-  absl::StatusOr<Stmt> best =
-      Stmt::Prepare(writer_, absl::StrCat("SELECT measured_at_ms, ", kMeasurementCols,
-                                          " FROM rows WHERE sweep_id = ?1 AND outcome = 'ok' "
-                                          "ORDER BY median_us, params LIMIT 1"));
+  absl::StatusOr<std::optional<StoredRow>> best =
+      OkRow(writer_, sweep_id, choice.winner ? &*choice.winner : nullptr);
   if (!best.ok()) return best.status();
-  best->Bind(1, sweep_id);
-  absl::StatusOr<bool> has_best = best->Step();
-  if (!has_best.ok()) return has_best.status();
-  if (*has_best) {
-    absl::StatusOr<Measurement> m = ReadMeasurement(*best, 1);
-    if (!m.ok()) return m.status();
-    result.best = *m;
-    const int64_t best_measured_at = best->Int(0);
-    best->Reset();
+  if (choice.winner && !best->has_value()) {
+    return absl::NotFoundError(absl::StrCat("the chosen winner '", FormatParams(*choice.winner),
+                                            "' is not an ok row of sweep ", sweep_id));
+  }
+  for (const Params& tie : ties) {
+    absl::StatusOr<std::optional<StoredRow>> row = OkRow(writer_, sweep_id, &tie);
+    if (!row.ok()) return row.status();
+    if (!row->has_value()) {
+      return absl::NotFoundError(absl::StrCat("the tie '", FormatParams(tie),
+                                              "' is not an ok row of sweep ", sweep_id));
+    }
+  }
+  if (best->has_value()) {
+    Measurement m = (*best)->measurement;
+    result.best = m;
+    const int64_t best_measured_at = (*best)->measured_at_ms;
     if (status == SweepStatus::kSucceeded) {
       Winner w;
       w.device.name = info.device_model;
@@ -770,10 +486,11 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       w.shape = info.shape;
       w.dtype = info.dtype;
       w.provenance = info.provenance;
-      w.measurement = *std::move(m);
+      w.measurement = std::move(m);
       w.reference = reference;
       w.measured_at_ms = best_measured_at;
       w.sweep_id = sweep_id;
+      w.ties = std::move(ties);
       absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, w.device, false);
       if (!model_id.ok()) return model_id.status();
       absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, info.provenance);
@@ -783,7 +500,7 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       if (!existing.ok()) return existing.status();
       bool replace = !existing->has_value() || (*existing)->provenance_id != *prov_id ||
                      (*existing)->space_version != w.provenance.space_version ||
-                     w.measurement.timing.median_us < (*existing)->median_us;
+                     Supersedes(w.measurement, (*existing)->measurement);
       if (replace) {
         if (absl::Status s = WriteWinner(writer_, *model_id, *prov_id, w); !s.ok()) return s;
         result.winner_changed = true;
@@ -816,7 +533,7 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       reader_,
-      absl::StrCat("SELECT r.sweep_id, r.measured_at_ms, ", Prefixed("r."),
+      absl::StrCat("SELECT r.sweep_id, r.measured_at_ms, ", PrefixedMeasurementCols("r."),
                    " FROM rows r JOIN sweeps s ON s.id = r.sweep_id "
                    "JOIN device_models m ON m.id = s.device_model_id "
                    "JOIN kernels k ON k.id = s.kernel_id "
@@ -887,231 +604,8 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
 }
 
 LookupResult Store::Lookup(const LookupQuery& query) const {
-  LookupResult result;
-  result.rung = LookupRung::kFamilyDefault;
-  result.winner.params = query.family_default;
   std::shared_ptr<const WinnerCache> cache = Snapshot();
-  auto family = cache->by_family.find(query.family);
-  if (family == cache->by_family.end()) return result;
-  auto group_it = family->second.find(query.dtype);
-  if (group_it == family->second.end()) return result;
-  const WinnerCache::Group& group = group_it->second;
-
-  const Provenance& now = query.current;
-  auto hash_stale = [&](const Winner& w) {
-    return !now.source_hash.empty() && w.provenance.source_hash != now.source_hash;
-  };
-  auto stale_count = [&](const Winner& w) {
-    return int{now.driver_version != 0 && w.provenance.driver_version != now.driver_version} +
-           int{!now.nvrtc_version.empty() && w.provenance.nvrtc_version != now.nvrtc_version} +
-           int{hash_stale(w)} +
-           int{now.space_version != 0 && w.provenance.space_version != now.space_version};
-  };
-  std::vector<double> log_query;
-  log_query.reserve(query.shape.size());
-  for (int64_t d : query.shape) log_query.push_back(std::log2(static_cast<double>(d)));
-
-  // Within a rung: nearest shape, then fresh before stale (a current-source winner beats a
-  // stale one at the same distance), then fewer stale fields, then speed, then model name.
-  using Rank = std::tuple<double, bool, int, double, std::string_view>;
-  const Winner* best = nullptr;
-  Rank best_rank;
-  double best_distance = 0;
-  auto scan = [&](const std::vector<WinnerCache::Entry>& entries, bool skip_own_model) {
-    for (const WinnerCache::Entry& e : entries) {
-      const Winner& w = *e.winner;
-      if (w.shape.size() != query.shape.size()) continue;
-      if (skip_own_model && w.device.name == query.device_model) continue;
-      double distance = 0;
-      for (size_t i = 0; i < log_query.size(); ++i) {
-        distance += std::abs(log_query[i] - e.log_shape[i]);
-      }
-      if (w.shape == query.shape) distance = 0;
-      Rank rank{distance, hash_stale(w), stale_count(w), w.measurement.timing.median_us,
-                w.device.name};
-      if (best == nullptr || rank < best_rank) {
-        best = &w;
-        best_rank = rank;
-        best_distance = distance;
-      }
-    }
-  };
-  auto own = group.by_model.find(query.device_model);
-  if (own != group.by_model.end()) scan(own->second, false);
-  if (best != nullptr) {
-    result.rung = best->shape == query.shape ? LookupRung::kExact : LookupRung::kNearestShape;
-  } else {
-    auto same_cc = group.by_cc.find({query.cc_major, query.cc_minor});
-    if (same_cc != group.by_cc.end()) scan(same_cc->second, true);
-    if (best == nullptr) return result;
-    result.rung = LookupRung::kSameArchitecture;
-  }
-
-  result.distance = best_distance;
-  result.tuned_shape = best->shape;
-  result.device_model = best->device.name;
-  result.winner = best->measurement;
-  result.provenance = best->provenance;
-  result.reference = best->reference;
-  result.measured_at_ms = best->measured_at_ms;
-  const Provenance& then = best->provenance;
-  if (now.driver_version != 0 && then.driver_version != now.driver_version) {
-    result.stale.push_back(
-        absl::StrCat("driver ", then.driver_version, " != ", now.driver_version));
-  }
-  if (!now.nvrtc_version.empty() && then.nvrtc_version != now.nvrtc_version) {
-    result.stale.push_back(absl::StrCat("nvrtc ", then.nvrtc_version, " != ", now.nvrtc_version));
-  }
-  if (hash_stale(*best)) {
-    result.stale.push_back(absl::StrCat("kernel source hash differs (tuned ",
-                                        then.source_hash.substr(0, 12), ", current ",
-                                        now.source_hash.substr(0, 12), ")"));
-  }
-  if (now.space_version != 0 && then.space_version != now.space_version) {
-    result.stale.push_back(
-        absl::StrCat("space version ", then.space_version, " != ", now.space_version));
-  }
-  return result;
-}
-
-absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePolicy policy) {
-  std::lock_guard<std::mutex> lock(write_mu_);
-  absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
-  if (!txn.ok()) return txn.status();
-  ImportStats stats;
-
-  for (const DeviceModel& device : batch.devices) {
-    absl::StatusOr<Stmt> sel =
-        Stmt::Prepare(writer_, "SELECT cc_major, cc_minor FROM device_models WHERE name = ?1");
-    if (!sel.ok()) return sel.status();
-    sel->Bind(1, device.name);
-    absl::StatusOr<bool> row = sel->Step();
-    if (!row.ok()) return row.status();
-    if (*row && (sel->Int(0) != device.cc_major || sel->Int(1) != device.cc_minor)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "device model '", device.name, "' has compute capability ", device.cc_major, ".",
-          device.cc_minor, " in the table but ", sel->Int(0), ".", sel->Int(1), " in the store"));
-    }
-    if (absl::StatusOr<int64_t> id = DeviceModelId(writer_, device, false); !id.ok()) {
-      return id.status();
-    }
-  }
-
-  for (size_t i = 0; i < batch.winners.size(); ++i) {
-    const Winner& w = batch.winners[i];
-    const std::string origin = i < batch.winner_origins.size() ? batch.winner_origins[i] : "";
-    absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, w.device, false);
-    if (!model_id.ok()) return model_id.status();
-    absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, w.provenance);
-    if (!prov_id.ok()) return prov_id.status();
-    absl::StatusOr<std::optional<ExistingWinner>> existing =
-        FindWinner(writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
-    if (!existing.ok()) return existing.status();
-    bool write = false;
-    if (!existing->has_value()) {
-      write = true;
-      ++stats.winners_added;
-    } else {
-      const ExistingWinner& old = **existing;
-      // Tables round figures to 6 significant digits, so re-importing an export of this very
-      // store must count as the same measurement, not a conflict.
-      bool same =
-          old.params == FormatParams(w.measurement.params) &&
-          std::abs(old.median_us - w.measurement.timing.median_us) <= 1e-5 * old.median_us &&
-          old.measured_at_ms == w.measured_at_ms && old.provenance_id == *prov_id &&
-          old.space_version == w.provenance.space_version;
-      if (!same) {
-        switch (policy) {
-          case MergePolicy::kFailOnConflict:
-            return absl::AlreadyExistsError(absl::StrCat(
-                "conflict at ", origin, ": the store already has a different winner for ",
-                Describe(w), " (", old.params, ", ", old.median_us, " us vs ",
-                FormatParams(w.measurement.params), ", ", w.measurement.timing.median_us, " us)"));
-          case MergePolicy::kKeepFaster:
-            write = w.measurement.timing.median_us < old.median_us;
-            break;
-          case MergePolicy::kKeepNewer:
-            write = w.measured_at_ms > old.measured_at_ms;
-            break;
-        }
-      }
-      ++(write ? stats.winners_replaced : stats.winners_kept);
-    }
-    if (write) {
-      if (absl::Status s = WriteWinner(writer_, *model_id, *prov_id, w); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(origin, ": ", s.message()));
-      }
-    }
-  }
-
-  for (size_t i = 0; i < batch.sweeps.size(); ++i) {
-    const SweepInfo& info = batch.sweeps[i].info;
-    const std::string origin = i < batch.sweep_origins.size() ? batch.sweep_origins[i] : "";
-    if (info.status == SweepStatus::kRunning || !info.finished_at_ms) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(origin, ": only finished sweeps can be imported"));
-    }
-    DeviceModel device;
-    device.name = info.device_model;
-    absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, device, false);
-    if (!model_id.ok()) return model_id.status();
-    absl::StatusOr<int64_t> kernel_id = KernelId(writer_, info.family, info.provenance);
-    if (!kernel_id.ok()) return kernel_id.status();
-    absl::StatusOr<int64_t> prov_id = ProvenanceId(writer_, info.provenance);
-    if (!prov_id.ok()) return prov_id.status();
-    absl::StatusOr<Stmt> dup =
-        Stmt::Prepare(writer_,
-                      "SELECT id FROM sweeps WHERE device_model_id = ?1 AND kernel_id = ?2 AND "
-                      "shape = ?3 AND dtype = ?4 AND started_at_ms = ?5");
-    if (!dup.ok()) return dup.status();
-    dup->Bind(1, *model_id)
-        .Bind(2, *kernel_id)
-        .Bind(3, FormatShape(info.shape))
-        .Bind(4, DTypeName(info.dtype))
-        .Bind(5, info.started_at_ms);
-    absl::StatusOr<bool> found = dup->Step();
-    if (!found.ok()) return found.status();
-    if (*found) {
-      ++stats.sweeps_skipped;
-      continue;
-    }
-    absl::StatusOr<Stmt> ins = Stmt::Prepare(
-        writer_,
-        "INSERT INTO sweeps (device_model_id, kernel_id, provenance_id, shape, dtype, "
-        "request_json, status, started_at_ms, finished_at_ms, reference_name, reference_us, "
-        "gpu_uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '')");
-    if (!ins.ok()) return ins.status();
-    ins->Bind(1, *model_id)
-        .Bind(2, *kernel_id)
-        .Bind(3, *prov_id)
-        .Bind(4, FormatShape(info.shape))
-        .Bind(5, DTypeName(info.dtype))
-        .Bind(6, info.request_json)
-        .Bind(7, SweepStatusName(info.status))
-        .Bind(8, info.started_at_ms)
-        .Bind(9, info.finished_at_ms)
-        .Bind(10, info.reference.name)
-        .Bind(11, info.reference.time_us);
-    if (absl::Status s = ins->Run(); !s.ok()) return s;
-    int64_t sweep_id = sqlite3_last_insert_rowid(writer_.get());
-    ++stats.sweeps_added;
-    for (size_t j = 0; j < batch.sweeps[i].rows.size(); ++j) {
-      const StoredRow& row = batch.sweeps[i].rows[j];
-      absl::StatusOr<Stmt> rins = Stmt::Prepare(
-          writer_, absl::StrCat("INSERT INTO rows (sweep_id, measured_at_ms, ", kMeasurementCols,
-                                ") VALUES (?1, ?2, ", Placeholders(3, kMeasurementColCount), ")"));
-      if (!rins.ok()) return rins.status();
-      rins->Bind(1, sweep_id).Bind(2, row.measured_at_ms);
-      BindMeasurement(*rins, 3, row.measurement);
-      if (absl::Status s = rins->Run(); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat(origin, "/rows/", j, ": ", s.message()));
-      }
-      ++stats.rows_added;
-    }
-  }
-  if (absl::Status s = txn->Commit(); !s.ok()) return s;
-  if (absl::Status s = RefreshCacheLocked(); !s.ok()) return s;
-  return stats;
+  return Ladder(query, {cache->index});
 }
 
 }  // namespace cutune::store

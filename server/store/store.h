@@ -18,7 +18,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "server/core/types.h"
+#include "server/store/ladder.h"
 #include "server/store/sqlite.h"
+#include "server/store/winner.h"
 
 namespace cutune::store {
 
@@ -26,25 +28,12 @@ enum class SweepStatus { kRunning, kSucceeded, kFailed, kCancelled };
 std::string_view SweepStatusName(SweepStatus status);  // "running", "succeeded", ...
 absl::StatusOr<SweepStatus> ParseSweepStatus(std::string_view name);
 
-struct DeviceModel {
-  std::string name;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
-  int64_t total_memory_bytes = 0;
-};
-
 // What a sweep tunes. The kernel's source hash and space version travel in Provenance.
 struct SweepKey {
   DeviceDescription device;
   std::string family;
   Shape shape;
   DType dtype = DType::kF32;
-};
-
-struct Reference {
-  std::string name;  // "device copy", "cuBLAS SGEMM"
-  double time_us = 0;
 };
 
 struct SweepInfo {
@@ -74,27 +63,23 @@ struct SweepWithRows {
   std::vector<StoredRow> rows;  // ordered by FormatParams
 };
 
-// The best configuration known for one key.
-struct Winner {
-  DeviceModel device;
-  std::string family;
-  Shape shape;
-  DType dtype = DType::kF32;
-  Provenance provenance;
-  Measurement measurement;
-  Reference reference;
-  int64_t measured_at_ms = 0;
-  std::optional<int64_t> sweep_id;  // empty when imported from a table
-};
-
 struct StartedSweep {
   int64_t sweep_id = 0;
   bool resumed = false;
 };
 
+// What a sweep names as its answer (server/core/ties.h): the canonical pick among the finalists
+// tied with the fastest, and the configurations tied with it (itself excluded). Empty: the
+// sweep's fastest ok row, with no ties.
+struct FinishChoice {
+  std::optional<Params> winner;
+  std::vector<Params> ties;
+};
+
 struct FinishResult {
   bool winner_changed = false;
-  std::optional<Measurement> best;  // the sweep's fastest ok row
+  // The sweep's candidate winner: the chosen row, or without a choice the fastest ok row.
+  std::optional<Measurement> best;
 };
 
 struct RowQuery {
@@ -106,34 +91,6 @@ struct RowQuery {
   bool include_unfinished = false;  // rows of running sweeps are hidden unless asked for
   int limit = 0;                    // 0: all
   int64_t sweep_id = 0;             // 0: rows of every sweep of the key; else only that sweep's
-};
-
-enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };
-std::string_view LookupRungName(LookupRung rung);
-
-struct LookupQuery {
-  std::string device_model;
-  int cc_major = 0;
-  int cc_minor = 0;
-  std::string family;
-  Shape shape;
-  DType dtype = DType::kF32;
-  // The daemon's current provenance; a zero driver or empty string skips that comparison (a
-  // table server without a GPU has no driver to compare with).
-  Provenance current;
-  Params family_default;
-};
-
-struct LookupResult {
-  LookupRung rung = LookupRung::kFamilyDefault;
-  double distance = 0;  // sum over dimensions of |log2(asked / tuned)|
-  Shape tuned_shape;    // empty for kFamilyDefault
-  std::string device_model;
-  Measurement winner;  // for kFamilyDefault: only params (the default) are set
-  Provenance provenance;
-  Reference reference;
-  int64_t measured_at_ms = 0;
-  std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
 };
 
 enum class MergePolicy { kKeepFaster, kKeepNewer, kFailOnConflict };
@@ -206,11 +163,16 @@ class Store {
   absl::Status UpdateTiming(int64_t sweep_id, const Measurement& measurement);
   // Moves the WAL into the database file (PRAGMA wal_checkpoint(TRUNCATE)); on shutdown.
   absl::Status Checkpoint();
-  // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its fastest
-  // ok row the key's winner when there is none, when it is faster, or when the stored winner
-  // was measured under another driver, NVRTC or space version.
+  // In one transaction: marks the sweep finished and, for a succeeded sweep, makes its
+  // candidate winner (the chosen ok row, else the fastest ok row) the key's winner, with the
+  // chosen ties: when there is none; when the stored winner was measured under another driver,
+  // NVRTC or space version; otherwise when Supersedes (winner_rule.h) says so — faster and not
+  // Tied, or Tied and first in CanonicalBefore. A chosen winner or tie that is not an ok row of
+  // the sweep is NOT_FOUND, a tie equal to the winner or without parameters, or ties without a
+  // winner, INVALID_ARGUMENT; either leaves the sweep running and the store unchanged.
   absl::StatusOr<FinishResult> FinishSweep(int64_t sweep_id, SweepStatus status,
-                                           const Reference& reference);
+                                           const Reference& reference,
+                                           const FinishChoice& choice = {});
 
   absl::StatusOr<SweepInfo> GetSweep(int64_t sweep_id);
   absl::StatusOr<std::vector<SweepInfo>> ListSweeps();  // newest first
@@ -224,12 +186,9 @@ class Store {
   // validator refuses are left out.
   absl::StatusOr<std::vector<SweepWithRows>> ListFinishedSweeps(std::string_view device_model);
 
-  // The fallback ladder; never fails: with nothing tuned the answer is the family default.
-  // Rungs: exact (own model, same shape) -> nearest shape on the own model -> nearest shape on
-  // another model of the same compute capability -> family default. Within a rung the order
-  // is: shape distance, then a winner of the current source hash before a stale one, then
-  // fewer stale fields, then speed. Served from memory (a snapshot of the winners table taken
-  // after this Store's own writes); writes by another process show up on the next reopen.
+  // The fallback ladder (ladder.h); never fails: with nothing tuned the answer is the family
+  // default. Served from memory (a snapshot of the winners table taken after this Store's own
+  // writes); writes by another process show up on the next reopen.
   LookupResult Lookup(const LookupQuery& query) const;
 
   // Applies a validated table in one transaction: any error leaves the store unchanged.

@@ -1,7 +1,9 @@
 // Tuning tables: the JSON files CI stores per GPU model and servers import. Format and merge
 // rules are documented in docs/tables.md. Export is deterministic (sorted keys and entries,
 // figures rounded to 6 significant digits, one line per winner and per row) so equal data gives
-// byte-identical files.
+// byte-identical files. Implemented by job: table_export.cc, table_import.cc (parse and
+// validate; Store::ApplyImport in store_import.cc applies), table_diff.cc; the JSON below them
+// in table_json.h (strict reading) and row_json.h (the row codec's table side).
 #pragma once
 
 #include <cstddef>
@@ -19,7 +21,12 @@
 namespace cutune::store {
 
 inline constexpr std::string_view kTableFormat = "cutune-table";
-inline constexpr int kTableVersion = 1;
+// The format versions this cutune reads, kOldestTableVersion to kTableVersion. Each version adds
+// to the one before; export writes the lowest version that holds what it exports, so a table
+// that uses nothing newer still imports into a cutune that reads only older versions.
+inline constexpr int kOldestTableVersion = 1;
+inline constexpr int kTableVersionTies = 2;  // winners may list "ties"
+inline constexpr int kTableVersion = 2;      // the newest
 
 // The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
 // message limits of cutuned and its clients).
@@ -59,12 +66,22 @@ absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text
 // Per key (device model, family, dtype, shape). Where a table holds winners for several kernel
 // source hashes of one key, the newest counts.
 struct TableDiffEntry {
-  enum class Change { kSame, kWinnerChanged, kOnlyInA, kOnlyInB };
+  // kTie: the winner changed, but to a configuration tied with the old one (server/core/ties.h),
+  // which is not a real change: the sweep picked another of equals.
+  enum class Change { kSame, kTie, kWinnerChanged, kOnlyInA, kOnlyInB };
+  // For kTie, what shows the tie, in this order of preference.
+  enum class TieBasis {
+    kNone,
+    kInTiesOfA,   // B's winner is among the ties A's winner lists
+    kInTiesOfB,   // A's winner is among the ties B's winner lists
+    kTimesTied,   // the two timings are Tied
+  };
   std::string device_model;
   std::string family;
   DType dtype = DType::kF32;
   Shape shape;
   Change change = Change::kSame;
+  TieBasis tie_basis = TieBasis::kNone;
   std::optional<Params> params_a;
   std::optional<Params> params_b;
   double time_a_us = 0;
@@ -76,14 +93,23 @@ struct TableDiffEntry {
 struct TableDiff {
   std::vector<TableDiffEntry> entries;  // sorted by key
 
+  // A key in only one table, or a winner that changed other than to a tie: what makes
+  // `cutune table diff` exit 6.
+  bool HasChanges() const;
   // Keys present in both whose time grew by more than `threshold_percent`.
   std::vector<const TableDiffEntry*> Regressions(double threshold_percent) const;
   std::string ToText() const;
   std::string ToJson() const;
 };
 
+// The version of TableDiff::ToJson's output ("format": "cutune-table-diff"); 2 added the
+// change "tie" and the entry field "tie".
+inline constexpr int kTableDiffVersion = 2;
+
 absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view json_b);
 
-std::string_view TableChangeName(TableDiffEntry::Change change);
+std::string_view TableChangeName(TableDiffEntry::Change change);  // "same", "tie", ...
+// "in_ties_of_a", "in_ties_of_b", "times_tied"; "" for kNone.
+std::string_view TieBasisName(TableDiffEntry::TieBasis basis);
 
 }  // namespace cutune::store

@@ -370,6 +370,38 @@ TEST_F(CliTest, TableDiffExitCodes) {
   EXPECT_THAT(bad.err, HasSubstr("bad_table.json: table /devices/0/winners/1/time_us"));
 }
 
+TEST_F(CliTest, TableDiffReportsATieWithoutFailing) {
+  // B's first winner is another configuration, listed among A's ties, 0.3% slower (within the
+  // 0.4% spread): a tie, not a change. A's second winner moves to one it is not tied with.
+  Json a = Json::parse(ReadFileOrDie(AssetsDir() / "tables/h200_fixture.json"));
+  a["version"] = 2;
+  Json b = a;
+  Json& first = b["devices"][0]["winners"][0];
+  first["params"]["rows"] = 4;
+  first["time_us"] = 145.55;
+  a["devices"][0]["winners"][0]["ties"] = Json::array({first["params"]});
+  const auto a_path = (tmp_.path() / "a.json").string();
+  const auto b_path = (tmp_.path() / "b.json").string();
+  std::ofstream(a_path) << a.dump();
+  std::ofstream(b_path) << b.dump();
+  RunResult tie = RunLocal({"table", "diff", a_path, b_path});
+  EXPECT_EQ(tie.exit_code, kOk) << tie.out << tie.err;
+  EXPECT_THAT(tie.out, HasSubstr("3 keys: 2 same winner, 1 tied, 0 winner changed"));
+  EXPECT_THAT(tie.out, HasSubstr("| transpose f32 8192x8192 | tie | "));
+  EXPECT_THAT(tie.out, HasSubstr("(+0.30%) | in A's ties\n"));
+  RunResult json = RunLocal({"table", "diff", a_path, b_path, "--json"});
+  EXPECT_EQ(json.exit_code, kOk);
+  EXPECT_EQ(Json::parse(json.out)["entries"][1]["tie"], "in_ties_of_a");
+
+  // A real change next to the tie still fails the diff.
+  b["devices"][0]["winners"][1]["params"]["rows"] = 4;
+  b["devices"][0]["winners"][1]["time_us"] = 500.0;
+  std::ofstream(b_path, std::ios::trunc) << b.dump();
+  RunResult changed = RunLocal({"table", "diff", a_path, b_path});
+  EXPECT_EQ(changed.exit_code, kDiff) << changed.out;
+  EXPECT_THAT(changed.out, HasSubstr("1 tied, 1 winner changed"));
+}
+
 // --- space (local)
 // --------------------------------------------------------------------------------
 

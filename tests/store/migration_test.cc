@@ -1,5 +1,5 @@
-// Schema migrations: a database built with the version-1 DDL is migrated with its data intact;
-// a database from a newer cutune is refused and left byte-for-byte untouched.
+// Schema migrations: databases built with the version-1 and version-2 DDL are migrated with
+// their data intact; a database from a newer cutune is refused and left byte-for-byte untouched.
 #include <fstream>
 #include <iterator>
 
@@ -98,6 +98,42 @@ TEST(MigrationTest, Version1DatabaseIsMigratedWithItsData) {
   absl::StatusOr<std::unique_ptr<Store>> again = Store::Open(path);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM winners"), 2);
+}
+
+TEST(MigrationTest, Version2DatabaseOpensAndItsWinnersHaveNoTies) {
+  TempDir dir;
+  const std::string path = dir.File("v2.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ExecOrDie(db, std::string(SchemaStepDdl(1)));
+    ExecOrDie(db, std::string(SchemaStepDdl(2)));
+    ExecOrDie(db, "PRAGMA user_version = 2");
+    ExecOrDie(db, R"sql(
+      INSERT INTO device_models VALUES (1, 'NVIDIA H200', 9, 0, 132, 150000000000);
+      INSERT INTO provenances VALUES (1, 13000, '13.0');
+      INSERT INTO winners VALUES (1, 'transpose', 'hash-v2', '4096x4096', 'f32', 1, 1, NULL,
+                                  'tile=32', 'ok', '', 32, 4224, 0, 0, 0, 360, 20, 12.5, 12.0,
+                                  0.01, 2700.0, 0, 80.0, 60.0, 1700000030000, 'device copy', 10.0);
+    )sql");
+    sqlite3_close(db);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM winners WHERE ties = ''"), 1);
+  absl::StatusOr<std::vector<Winner>> winners = (*store)->ListWinners("");
+  ASSERT_TRUE(winners.ok()) << winners.status();
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().measurement.params, (Params{{"tile", 32}}));
+  EXPECT_TRUE(winners->front().ties.empty());
+}
+
+TEST(MigrationTest, EveryStepHasFrozenDdl) {
+  EXPECT_EQ(SchemaStepDdl(1), SchemaV1Ddl());
+  for (int v = 1; v <= kSchemaVersion; ++v) EXPECT_FALSE(SchemaStepDdl(v).empty()) << v;
+  EXPECT_TRUE(SchemaStepDdl(0).empty());
+  EXPECT_TRUE(SchemaStepDdl(kSchemaVersion + 1).empty());
 }
 
 TEST(MigrationTest, NewerDatabaseIsRefusedAndUntouched) {

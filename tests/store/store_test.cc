@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/schema.h"
 #include "tests/store/test_util.h"
 
 namespace cutune::store {
@@ -51,7 +52,7 @@ class StoreTest : public ::testing::Test {
 };
 
 TEST_F(StoreTest, OpensAtCurrentSchemaVersionInWalMode) {
-  EXPECT_EQ(QueryInt(path_, "PRAGMA user_version"), 2);
+  EXPECT_EQ(QueryInt(path_, "PRAGMA user_version"), kSchemaVersion);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
@@ -253,6 +254,181 @@ TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
   ASSERT_TRUE(sweeps.ok());
   ASSERT_EQ(sweeps->size(), 5u);
   EXPECT_EQ(sweeps->front().id, failed->sweep_id);  // newest first
+}
+
+TEST_F(StoreTest, WinnerTiesArePersisted) {
+  ImportBatch batch;
+  batch.devices.push_back({"NVIDIA H200", 9, 0, 132, int64_t{150} << 30});
+  Winner w;
+  w.device = batch.devices[0];
+  w.family = "transpose";
+  w.shape = kShape;
+  w.provenance = Prov();
+  w.measurement = Ok({{"tile", 32}, {"pad", 1}}, 100.0);
+  w.measured_at_ms = 1700000000000;
+  w.ties = {{{"tile", 32}, {"pad", 0}}, {{"tile", 64}, {"pad", 1}}};
+  batch.winners.push_back(w);
+  ASSERT_TRUE(store_->ApplyImport(batch, MergePolicy::kKeepFaster).ok());
+  EXPECT_EQ(QueryInt(path_, "SELECT COUNT(*) FROM winners WHERE ties = "
+                            "'pad=0,tile=32;pad=1,tile=64'"),
+            1);
+  store_.reset();
+  absl::StatusOr<std::unique_ptr<Store>> reopened = Store::Open(path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  absl::StatusOr<std::vector<Winner>> winners = (*reopened)->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok()) << winners.status();
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().ties, w.ties);
+}
+
+TEST_F(StoreTest, UnreadableStoredTiesAreDataLoss) {
+  testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 32}}, 100.0)});
+  testing::ExecSql(path_, "UPDATE winners SET ties = 'tile=32;;tile'");
+  absl::StatusOr<std::vector<Winner>> winners = store_->ListWinners("");
+  EXPECT_EQ(winners.status().code(), absl::StatusCode::kDataLoss) << winners.status();
+  EXPECT_THAT(Msg(winners.status()), HasSubstr("unreadable ties 'tile=32;;tile'"));
+}
+
+// A timed row with a given spread: Ok()'s 0.4% would make most of these cases no tie.
+Measurement Timed(Params params, double median_us, double rel_spread = 0.01) {
+  Measurement m = Ok(std::move(params), median_us);
+  m.timing.rel_spread = rel_spread;
+  return m;
+}
+
+// Runs a succeeded sweep of `rows` under Prov() and finishes it with `choice`.
+absl::StatusOr<FinishResult> SweepChoosing(Store& store, const std::vector<Measurement>& rows,
+                                           const FinishChoice& choice,
+                                           const Provenance& prov = Prov()) {
+  absl::StatusOr<StartedSweep> started =
+      store.StartOrResumeSweep({H200(), "transpose", kShape, DType::kF32}, prov, "{}");
+  if (!started.ok()) return started.status();
+  if (absl::Status s = store.RecordMeasurements(started->sweep_id, rows); !s.ok()) return s;
+  return store.FinishSweep(started->sweep_id, SweepStatus::kSucceeded, {"device copy", 50.0},
+                           choice);
+}
+
+std::vector<Winner> Winners(Store& store) {
+  absl::StatusOr<std::vector<Winner>> winners = store.ListWinners("NVIDIA H200");
+  EXPECT_TRUE(winners.ok()) << winners.status();
+  return winners.ok() ? *winners : std::vector<Winner>{};
+}
+
+TEST_F(StoreTest, TheSweepsChoiceIsTheWinnerWithItsTies) {
+  // The sweep names tile=32, tied with the (0.2%) faster tile=16, not the fastest row.
+  absl::StatusOr<FinishResult> finish = SweepChoosing(
+      *store_,
+      {Timed({{"tile", 16}}, 100.0), Timed({{"tile", 32}}, 100.2), Timed({{"tile", 64}}, 120.0)},
+      {Params{{"tile", 32}}, {{{"tile", 16}}}});
+  ASSERT_TRUE(finish.ok()) << finish.status();
+  EXPECT_TRUE(finish->winner_changed);
+  ASSERT_TRUE(finish->best.has_value());
+  EXPECT_EQ(finish->best->params, (Params{{"tile", 32}}));
+  std::vector<Winner> winners = Winners(*store_);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].measurement.params, (Params{{"tile", 32}}));
+  EXPECT_DOUBLE_EQ(winners[0].measurement.timing.median_us, 100.2);
+  EXPECT_EQ(winners[0].ties, (std::vector<Params>{{{"tile", 16}}}));
+  EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 32}}));
+
+  // Without a choice: the fastest ok row, and no ties. tile=8 is 5% faster than tile=32.
+  finish = SweepChoosing(*store_, {Timed({{"tile", 8}}, 95.0), Timed({{"tile", 4}}, 99.0)}, {});
+  ASSERT_TRUE(finish.ok()) << finish.status();
+  EXPECT_TRUE(finish->winner_changed);
+  EXPECT_EQ(finish->best->params, (Params{{"tile", 8}}));
+  winners = Winners(*store_);
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].measurement.params, (Params{{"tile", 8}}));
+  EXPECT_TRUE(winners[0].ties.empty());
+}
+
+TEST_F(StoreTest, TiesAreStoredOnceInCanonicalOrder) {
+  absl::StatusOr<FinishResult> finish = SweepChoosing(
+      *store_,
+      {Timed({{"tile", 16}}, 100.0), Timed({{"tile", 32}}, 100.2), Timed({{"tile", 64}}, 100.4)},
+      {Params{{"tile", 16}}, {{{"tile", 64}}, {{"tile", 32}}, {{"tile", 64}}}});
+  ASSERT_TRUE(finish.ok()) << finish.status();
+  EXPECT_EQ(Winners(*store_)[0].ties, (std::vector<Params>{{{"tile", 32}}, {{"tile", 64}}}));
+}
+
+TEST_F(StoreTest, AChoiceThatIsNotAnOkRowOfTheSweepChangesNothing) {
+  const std::vector<Measurement> rows = {
+      Timed({{"tile", 16}}, 100.0), Timed({{"tile", 32}}, 100.2),
+      Rejected({{"tile", 128}}, Outcome::kPruned, "smem > 227 KiB")};
+  absl::StatusOr<StartedSweep> started = store_->StartOrResumeSweep(Key(), Prov(), "{}");
+  ASSERT_TRUE(started.ok());
+  const int64_t id = started->sweep_id;
+  ASSERT_TRUE(store_->RecordMeasurements(id, rows).ok());
+  auto finish = [&](const FinishChoice& choice) {
+    return store_->FinishSweep(id, SweepStatus::kSucceeded, {"device copy", 50.0}, choice)
+        .status();
+  };
+  absl::Status s = finish({Params{{"tile", 8}}, {}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_EQ(Msg(s), absl::StrCat("the chosen winner 'tile=8' is not an ok row of sweep ", id));
+  s = finish({Params{{"tile", 128}}, {}});  // recorded, but pruned
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_THAT(Msg(s), HasSubstr("'tile=128' is not an ok row"));
+  s = finish({Params{{"tile", 32}}, {{{"tile", 128}}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+  EXPECT_EQ(Msg(s), absl::StrCat("the tie 'tile=128' is not an ok row of sweep ", id));
+  s = finish({Params{{"tile", 32}}, {{{"tile", 32}}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(Msg(s), "the chosen winner 'tile=32' is listed among its own ties");
+  s = finish({Params{{"tile", 32}}, {Params{}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(Msg(s), "a tie without parameters");
+  s = finish({std::nullopt, {{{"tile", 16}}}});
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(Msg(s), "a sweep's ties need the winner they are tied with");
+
+  // Nothing was written: the sweep still runs, no winner, and it can still finish.
+  EXPECT_EQ(store_->GetSweep(id)->status, SweepStatus::kRunning);
+  EXPECT_TRUE(Winners(*store_).empty());
+  ASSERT_TRUE(finish({Params{{"tile", 32}}, {{{"tile", 16}}}}).ok());
+  EXPECT_EQ(Winners(*store_)[0].measurement.params, (Params{{"tile", 32}}));
+}
+
+TEST_F(StoreTest, AWinnerATieApartKeepsTheCanonicallyFirstConfiguration) {
+  auto winner = [&] { return Winners(*store_).at(0).measurement.params; };
+  ASSERT_TRUE(SweepChoosing(*store_, {Timed({{"tile", 32}}, 100.0)}, {}).ok());
+  EXPECT_EQ(winner(), (Params{{"tile", 32}}));
+
+  // Tied (0.5% apart, 1% spread) and canonically first: replaces, though 0.5% slower.
+  absl::StatusOr<FinishResult> r = SweepChoosing(*store_, {Timed({{"tile", 16}}, 100.5)}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->winner_changed);
+  EXPECT_EQ(winner(), (Params{{"tile", 16}}));
+
+  // Tied and canonically later: kept, though 0.5% faster.
+  r = SweepChoosing(*store_, {Timed({{"tile", 64}}, 100.0)}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->winner_changed);
+  EXPECT_EQ(winner(), (Params{{"tile", 16}}));
+
+  // The same configuration re-measured a noise apart: kept (figures and ties as they were).
+  r = SweepChoosing(*store_, {Timed({{"tile", 16}}, 100.2), Timed({{"tile", 8}}, 100.3)},
+                    {Params{{"tile", 16}}, {{{"tile", 8}}}});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->winner_changed);
+  EXPECT_TRUE(Winners(*store_)[0].ties.empty());
+
+  // Faster beyond the noise: replaces, whatever the canonical order.
+  r = SweepChoosing(*store_, {Timed({{"tile", 128}}, 90.0)}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->winner_changed);
+  EXPECT_EQ(winner(), (Params{{"tile", 128}}));
+
+  // Slower beyond the noise: kept.
+  r = SweepChoosing(*store_, {Timed({{"tile", 4}}, 95.0)}, {});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->winner_changed);
+
+  // A stale stored winner (another driver) is replaced even by a tied, canonically later one.
+  r = SweepChoosing(*store_, {Timed({{"tile", 256}}, 90.1)}, {}, Prov(13010));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->winner_changed);
+  EXPECT_EQ(winner(), (Params{{"tile", 256}}));
 }
 
 TEST_F(StoreTest, RecordsDeviceModelsAndIndividualGpus) {

@@ -119,6 +119,7 @@ class Mutator {
         "9223372036854775807", "-9223372036854775808", "4294967296",
         ",", ":", "\"", "\\", "]", "}", "\"params\": {}", "\"vec\": 0", "\"tile\": 0",
         "\"shape\": [64,64,64]", "\"family\": \"conv\"", "\"version\": 2",
+        "\"ties\": [{\"tile\": 32}]", "\"ties\": [{}]", "\"version\": 3",
         std::string(5000, 'x'), "\xef\xbb\xbf"};
     const int edits = 1 + static_cast<int>(Below(4));
     for (int e = 0; e < edits && !text.empty(); ++e) {

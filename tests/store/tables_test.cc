@@ -124,7 +124,9 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
 
   const std::vector<MalformedCase> cases = {
       {"wrong format", [](Json& j) { j["format"] = "kernel-tuner-cache"; }, "table /format"},
-      {"newer version", [](Json& j) { j["version"] = 2; }, "table /version: unsupported"},
+      {"newer version", [](Json& j) { j["version"] = kTableVersion + 1; },
+       "table /version: unsupported"},
+      {"version 0", [](Json& j) { j["version"] = 0; }, "table /version: unsupported"},
       {"missing field", [](Json& j) { j["devices"][1]["winners"][0].erase("time_us"); },
        "/devices/1/winners/0/time_us: missing required field"},
       {"wrong type", [](Json& j) { j["devices"][1]["winners"][2]["time_us"] = "fast"; },
@@ -161,6 +163,42 @@ TEST(TablesTest, MalformedTablesChangeNothingAndSayWhere) {
        "/devices/1/sweeps/2/rows/1/outcome: unknown outcome"},
       {"running sweep", [](Json& j) { j["devices"][1]["sweeps"][0]["status"] = "running"; },
        "/devices/1/sweeps/0/status"},
+      {"ties in a version-1 table",
+       [](Json& j) { j["devices"][1]["winners"][0]["ties"] = Json::array({Json{{"bm", 64}}}); },
+       "/devices/1/winners/0/ties: needs table version 2 (this table is version 1)"},
+      {"ties not an array",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][0]["ties"] = 5;
+       },
+       "/devices/1/winners/0/ties: expected an array of parameter objects, got 5"},
+      {"tie is the winner",
+       [](Json& j) {
+         j["version"] = 2;
+         Json& w = j["devices"][1]["winners"][1];
+         w["ties"] = Json::array({w["params"]});
+       },
+       "/devices/1/winners/1/ties/0: is the winner's own configuration"},
+      {"tie twice",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] =
+             Json::array({Json{{"tile", 8}, {"pad", 0}}, Json{{"tile", 8}, {"pad", 0}}});
+       },
+       "/devices/1/winners/1/ties/1: configuration pad=0,tile=8 is listed twice (first at "
+       "/devices/1/winners/1/ties/0)"},
+      {"empty tie",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] = Json::array({Json::object()});
+       },
+       "/devices/1/winners/1/ties/0: expected a non-empty object of integers"},
+      {"tie not integer",
+       [](Json& j) {
+         j["version"] = 2;
+         j["devices"][1]["winners"][1]["ties"] = Json::array({Json{{"tile", "x"}}});
+       },
+       "/devices/1/winners/1/ties/0/tile: expected an integer"},
       {"ok row without samples",
        [](Json& j) {
          Json& row = j["devices"][1]["sweeps"][2]["rows"][0];
@@ -243,8 +281,8 @@ TEST(TablesTest, WrongContainersAreDescribedNotPrinted) {
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})",
                            kFamilies)
                     .status(),
-                "table /version: unsupported table version (this cutune reads version 1), got an "
-                "array of 3 elements");
+                "table /version: unsupported table version (this cutune reads versions 1 to 2), "
+                "got an array of 3 elements");
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": 1,
                                "devices": {"a": [[[]]], "b": 2}})",
                            kFamilies)
@@ -434,6 +472,44 @@ Params WinnerParams(Store& store) {
   return winners->empty() ? Params{} : winners->front().measurement.params;
 }
 
+TEST(TablesTest, TiesTravelInVersion2TablesOnly) {
+  TempDir dir;
+  // Nothing tied: version 1, no "ties" anywhere (what an older cutune reads).
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  Populate(*source);
+  const std::string plain = Export(*source);
+  EXPECT_EQ(Json::parse(plain)["version"], 1);
+  EXPECT_THAT(plain, ::testing::Not(HasSubstr("ties")));
+
+  // A version-2 table whose winner lists its ties out of order.
+  Json table = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  table["version"] = 2;
+  table["devices"][0]["winners"][0]["ties"] =
+      Json::array({Json{{"tile", 64}}, Json{{"tile", 16}}});
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  ASSERT_TRUE(ImportTable(*copy, table.dump(), {kFamilies, MergePolicy::kKeepFaster}).ok());
+  absl::StatusOr<std::vector<Winner>> winners = copy->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok());
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().ties,
+            (std::vector<Params>{{{"tile", 16}}, {{"tile", 64}}}));  // canonical order
+
+  // Exported as version 2, the ties in canonical order on the winner's one line.
+  const std::string exported = Export(*copy, false);
+  EXPECT_EQ(Json::parse(exported)["version"], 2);
+  EXPECT_THAT(exported,
+              HasSubstr(R"("tflops":0.0,"ties":[{"tile":16},{"tile":64}],"time_us":100.0})"));
+  std::unique_ptr<Store> again = OpenStore(dir, "again.db");
+  ASSERT_TRUE(ImportTable(*again, exported, {kFamilies, MergePolicy::kKeepFaster}).ok());
+  EXPECT_EQ(Export(*again, false), exported);
+
+  // An empty list is the same as none.
+  table["devices"][0]["winners"][0]["ties"] = Json::array();
+  absl::StatusOr<ImportBatch> batch = ParseTable(table.dump(), kFamilies);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  EXPECT_TRUE(batch->winners[0].ties.empty());
+}
+
 TEST(TablesTest, MergePolicies) {
   TempDir dir;
   const std::string base = OneWinner(32, 170.0, "2025-03-01T10:00:00.000Z");
@@ -478,6 +554,112 @@ TEST(TablesTest, MergePolicies) {
   absl::StatusOr<std::vector<DeviceModel>> models = strict->ListDeviceModels();
   ASSERT_TRUE(models.ok());
   EXPECT_EQ(models->size(), 1u);  // the L40S was rolled back too
+}
+
+TEST(TablesTest, KeepFasterKeepsTheCanonicallyFirstOfATie) {
+  // OneWinner's rows have a 1% spread: 170 and 171 are a tie, 160 is not.
+  TempDir dir;
+  std::unique_ptr<Store> store = OpenStore(dir, "tie.db");
+  ASSERT_TRUE(ImportTable(*store, OneWinner(32, 170.0, "2025-03-01T10:00:00.000Z"),
+                          {kFamilies, MergePolicy::kKeepFaster})
+                  .ok());
+  // Faster by 0.6%, but tied and tile=64 comes after tile=32: kept.
+  absl::StatusOr<ImportStats> s =
+      ImportTable(*store, OneWinner(64, 169.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_kept, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 32}}));
+  // Slower by 0.6%, but tied and tile=16 comes first: replaced.
+  s = ImportTable(*store, OneWinner(16, 171.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 16}}));
+  // Faster beyond the tie: replaced whatever the order.
+  s = ImportTable(*store, OneWinner(128, 160.0, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->winners_replaced, 1);
+  EXPECT_EQ(WinnerParams(*store), (Params{{"tile", 128}}));
+
+  // KEEP_NEWER ignores ties: the later measurement wins.
+  std::unique_ptr<Store> newer = OpenStore(dir, "newer.db");
+  ASSERT_TRUE(ImportTable(*newer, OneWinner(16, 170.0, "2025-03-01T10:00:00.000Z"),
+                          {kFamilies, MergePolicy::kKeepNewer})
+                  .ok());
+  s = ImportTable(*newer, OneWinner(64, 170.5, "2025-04-01T10:00:00.000Z"),
+                  {kFamilies, MergePolicy::kKeepNewer});
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(WinnerParams(*newer), (Params{{"tile", 64}}));
+}
+
+TEST(TablesTest, DiffCallsAWinnerChangedToATiedConfigurationATie) {
+  // Four keys, tile=32 at 100 us (1% spread) in A; in B another configuration each time.
+  Json a = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  a["version"] = 2;
+  Json& winners_a = a["devices"][0]["winners"];
+  for (int64_t size : {1024, 2048, 4096}) {
+    Json w = winners_a[0];
+    w["shape"] = {size, size};
+    winners_a.push_back(w);
+  }
+  Json b = a;
+  Json& winners_b = b["devices"][0]["winners"];
+  for (Json& w : winners_b) w["params"] = {{"tile", 64}};
+  // 1024: A lists tile=64 among its ties, though B's time is 10% better.
+  winners_a[1]["ties"] = Json::array({Json{{"tile", 64}}});
+  winners_b[1]["time_us"] = 90.0;
+  // 2048: B lists tile=32 among its ties.
+  winners_b[2]["ties"] = Json::array({Json{{"tile", 32}}});
+  winners_b[2]["time_us"] = 90.0;
+  // 4096: no list, but the times are within the spread.
+  winners_b[3]["time_us"] = 100.5;
+  // 8192: neither listed nor tied: a real change.
+  winners_b[0]["time_us"] = 90.0;
+
+  absl::StatusOr<TableDiff> diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  ASSERT_EQ(diff->entries.size(), 4u);
+  using Change = TableDiffEntry::Change;
+  using Basis = TableDiffEntry::TieBasis;
+  EXPECT_EQ(diff->entries[0].change, Change::kTie);
+  EXPECT_EQ(diff->entries[0].tie_basis, Basis::kInTiesOfA);
+  EXPECT_EQ(diff->entries[1].change, Change::kTie);
+  EXPECT_EQ(diff->entries[1].tie_basis, Basis::kInTiesOfB);
+  EXPECT_EQ(diff->entries[2].change, Change::kTie);
+  EXPECT_EQ(diff->entries[2].tie_basis, Basis::kTimesTied);
+  EXPECT_EQ(diff->entries[3].change, Change::kWinnerChanged);
+  EXPECT_EQ(diff->entries[3].tie_basis, Basis::kNone);
+  EXPECT_TRUE(diff->HasChanges());  // the 8192 key
+
+  const std::string text = diff->ToText();
+  EXPECT_THAT(text, HasSubstr("4 keys: 0 same winner, 3 tied, 1 winner changed, 0 only in A, "
+                              "0 only in B\n"));
+  EXPECT_THAT(text, HasSubstr("transpose f32 1024x1024 | tie | tile=32 -> tile=64 | "
+                              "100 -> 90 us (-10.00%) | in A's ties\n"));
+  EXPECT_THAT(text, HasSubstr("2048x2048 | tie | tile=32 -> tile=64 | 100 -> 90 us (-10.00%) | "
+                              "in B's ties\n"));
+  EXPECT_THAT(text, HasSubstr("4096x4096 | tie | tile=32 -> tile=64 | 100 -> 100.5 us (+0.50%) | "
+                              "times tied\n"));
+  EXPECT_THAT(text, HasSubstr("8192x8192 | winner_changed | tile=32 -> tile=64 | "
+                              "100 -> 90 us (-10.00%)\n"));
+  Json json = Json::parse(diff->ToJson());
+  EXPECT_EQ(json["entries"][0]["change"], "tie");
+  EXPECT_EQ(json["entries"][0]["tie"], "in_ties_of_a");
+  EXPECT_EQ(json["entries"][1]["tie"], "in_ties_of_b");
+  EXPECT_EQ(json["entries"][2]["tie"], "times_tied");
+  EXPECT_FALSE(json["entries"][3].contains("tie"));
+
+  // Without the real change, the tables do not differ.
+  winners_b[0] = winners_a[0];
+  diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_FALSE(diff->HasChanges());
+  // A slower tie still counts as a regression under a threshold it exceeds: the threshold is
+  // about time, whatever the configuration.
+  EXPECT_EQ(diff->Regressions(0.4).size(), 1u);
+  EXPECT_TRUE(diff->Regressions(1.0).empty());
 }
 
 TEST(TablesTest, ComputeCapabilityMismatchIsRefused) {
@@ -532,7 +714,8 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_TRUE(diff->Regressions(15.0).empty());
 
   const std::string text = diff->ToText();
-  EXPECT_THAT(text, HasSubstr("4 keys: 1 same winner, 1 winner changed, 1 only in A, 1 only in B"));
+  EXPECT_THAT(text, HasSubstr("4 keys: 1 same winner, 0 tied, 1 winner changed, 1 only in A, "
+                              "1 only in B"));
   EXPECT_THAT(text, HasSubstr("transpose f32 4096x4096 | winner_changed | tile=32 -> tile=64 | "
                               "100 -> 80 us (-20.00%) | source changed"));
   EXPECT_THAT(text, HasSubstr("8192x8192 | same | tile=32 | 100 -> 110 us (+10.00%)"));
@@ -541,6 +724,9 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_EQ(json["entries"][2]["b"]["params"]["tile"], 64);
   EXPECT_EQ(json["entries"][3]["time_change_percent"], 10.0);
   EXPECT_FALSE(json["entries"][0].contains("b"));
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_FALSE(json["entries"][2].contains("tie"));
+  EXPECT_TRUE(diff->HasChanges());
 
   absl::StatusOr<TableDiff> bad = DiffTables(a.dump(), "{}");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);

@@ -129,6 +129,15 @@ TEST(ValidatedImportTest, ConfigurationsOutsideTheSpaceRefuseTheTableNamingWhere
          j["devices"][0]["sweeps"][1]["rows"] = Json::array();
        },
        "table /devices/0/sweeps/1/shape: expected 2 dimensions"},
+      {"tie vec=0",
+       [](Json& j) {
+         Json& w = j["devices"][0]["winners"][1];
+         Json tie = w["params"];
+         tie["vec"] = 0;
+         w["ties"] = Json::array({tie});
+         j["version"] = 2;
+       },
+       "table /devices/0/winners/1/ties/0: parameter vec=0 is not in the space"},
       {"unknown family",
        [](Json& j) { j["devices"][0]["winners"][1]["family"] = "conv"; },
        "table /devices/0/winners/1/family: unknown kernel family \"conv\""},

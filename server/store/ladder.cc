@@ -1,0 +1,187 @@
+// The lookup ladder: the winner index and the rungs, each a separate function over the query and
+// the index, tried in order.
+#include "server/store/ladder.h"
+
+#include <cmath>
+#include <optional>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+
+namespace cutune::store {
+
+std::string_view LookupRungName(LookupRung rung) {
+  switch (rung) {
+    case LookupRung::kExact:
+      return "exact";
+    case LookupRung::kNearestShape:
+      return "nearest_shape";
+    case LookupRung::kSameArchitecture:
+      return "same_architecture";
+    case LookupRung::kFamilyDefault:
+      return "family_default";
+  }
+  return "?";
+}
+
+WinnerIndex::WinnerIndex(std::vector<Winner> winners) : winners_(std::move(winners)) {
+  for (const Winner& w : winners_) {
+    Entry entry{&w, {}};
+    for (int64_t d : w.shape) entry.log_shape.push_back(std::log2(static_cast<double>(d)));
+    Group& group = by_family_[w.family][w.dtype];
+    group.by_model[w.device.name].push_back(entry);
+    group.by_cc[{w.device.cc_major, w.device.cc_minor}].push_back(std::move(entry));
+  }
+}
+
+const WinnerIndex::Group* WinnerIndex::Find(std::string_view family, DType dtype) const {
+  auto by_dtype = by_family_.find(family);
+  if (by_dtype == by_family_.end()) return nullptr;
+  auto group = by_dtype->second.find(dtype);
+  return group == by_dtype->second.end() ? nullptr : &group->second;
+}
+
+std::span<const WinnerIndex::Entry> WinnerIndex::OfModel(std::string_view family, DType dtype,
+                                                         std::string_view model) const {
+  const Group* group = Find(family, dtype);
+  if (group == nullptr) return {};
+  auto it = group->by_model.find(model);
+  if (it == group->by_model.end()) return {};
+  return it->second;
+}
+
+std::span<const WinnerIndex::Entry> WinnerIndex::OfArchitecture(std::string_view family,
+                                                                DType dtype, int cc_major,
+                                                                int cc_minor) const {
+  const Group* group = Find(family, dtype);
+  if (group == nullptr) return {};
+  auto it = group->by_cc.find({cc_major, cc_minor});
+  if (it == group->by_cc.end()) return {};
+  return it->second;
+}
+
+namespace {
+
+bool HashStale(const Provenance& tuned, const Provenance& now) {
+  return !now.source_hash.empty() && tuned.source_hash != now.source_hash;
+}
+
+int StaleCount(const Provenance& tuned, const Provenance& now) {
+  return int{now.driver_version != 0 && tuned.driver_version != now.driver_version} +
+         int{!now.nvrtc_version.empty() && tuned.nvrtc_version != now.nvrtc_version} +
+         int{HashStale(tuned, now)} +
+         int{now.space_version != 0 && tuned.space_version != now.space_version};
+}
+
+struct Pick {
+  const Winner* winner = nullptr;
+  double distance = 0;
+};
+
+// The first of the admitted entries in the order inside a rung: nearest shape, then fresh
+// before stale (a current-source winner beats a stale one at the same distance), then fewer
+// stale fields, then speed, then model name. Only shapes of the query's rank take part.
+template <typename Admit>
+Pick BestOf(const LookupQuery& query, std::span<const WinnerIndex::Entry> entries, Admit admit) {
+  std::vector<double> log_query;
+  log_query.reserve(query.shape.size());
+  for (int64_t d : query.shape) log_query.push_back(std::log2(static_cast<double>(d)));
+  using Rank = std::tuple<double, bool, int, double, std::string_view>;
+  Pick best;
+  Rank best_rank;
+  for (const WinnerIndex::Entry& e : entries) {
+    const Winner& w = *e.winner;
+    if (w.shape.size() != query.shape.size() || !admit(w)) continue;
+    double distance = 0;
+    for (size_t i = 0; i < log_query.size(); ++i) {
+      distance += std::abs(log_query[i] - e.log_shape[i]);
+    }
+    if (w.shape == query.shape) distance = 0;
+    Rank rank{distance, HashStale(w.provenance, query.current),
+              StaleCount(w.provenance, query.current), w.measurement.timing.median_us,
+              w.device.name};
+    if (best.winner == nullptr || rank < best_rank) {
+      best = {&w, distance};
+      best_rank = rank;
+    }
+  }
+  return best;
+}
+
+std::optional<LookupResult> Answer(const LookupQuery& query, LookupRung rung, const Pick& pick) {
+  if (pick.winner == nullptr) return std::nullopt;
+  const Winner& w = *pick.winner;
+  LookupResult result;
+  result.rung = rung;
+  result.distance = pick.distance;
+  result.tuned_shape = w.shape;
+  result.device_model = w.device.name;
+  result.winner = w.measurement;
+  result.provenance = w.provenance;
+  result.reference = w.reference;
+  result.measured_at_ms = w.measured_at_ms;
+  result.stale = StaleFields(w.provenance, query.current);
+  return result;
+}
+
+// Rung 1: a winner of the query's own model and shape.
+std::optional<LookupResult> Exact(const LookupQuery& query, const LadderInput& input) {
+  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
+  return Answer(query, LookupRung::kExact,
+                BestOf(query, own, [&](const Winner& w) { return w.shape == query.shape; }));
+}
+
+// Rung 2: the nearest shape tuned on the query's own model.
+std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderInput& input) {
+  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
+  return Answer(query, LookupRung::kNearestShape,
+                BestOf(query, own, [](const Winner&) { return true; }));
+}
+
+// Rung 3: the nearest shape tuned on another model of the same compute capability.
+std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const LadderInput& input) {
+  auto same_cc =
+      input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
+  return Answer(query, LookupRung::kSameArchitecture, BestOf(query, same_cc, [&](const Winner& w) {
+                  return w.device.name != query.device_model;
+                }));
+}
+
+using RungFn = std::optional<LookupResult> (*)(const LookupQuery&, const LadderInput&);
+
+// The rungs in order; the first that answers wins, and the family default answers when none
+// does. A new rung is a function here, inserted where it ranks.
+constexpr RungFn kRungs[] = {Exact, NearestShape, SameArchitecture};
+
+}  // namespace
+
+LookupResult Ladder(const LookupQuery& query, const LadderInput& input) {
+  for (RungFn rung : kRungs) {
+    if (std::optional<LookupResult> answer = rung(query, input)) return *std::move(answer);
+  }
+  LookupResult result;
+  result.rung = LookupRung::kFamilyDefault;
+  result.winner.params = query.family_default;
+  return result;
+}
+
+std::vector<std::string> StaleFields(const Provenance& tuned, const Provenance& now) {
+  std::vector<std::string> stale;
+  if (now.driver_version != 0 && tuned.driver_version != now.driver_version) {
+    stale.push_back(absl::StrCat("driver ", tuned.driver_version, " != ", now.driver_version));
+  }
+  if (!now.nvrtc_version.empty() && tuned.nvrtc_version != now.nvrtc_version) {
+    stale.push_back(absl::StrCat("nvrtc ", tuned.nvrtc_version, " != ", now.nvrtc_version));
+  }
+  if (HashStale(tuned, now)) {
+    stale.push_back(absl::StrCat("kernel source hash differs (tuned ",
+                                 tuned.source_hash.substr(0, 12), ", current ",
+                                 now.source_hash.substr(0, 12), ")"));
+  }
+  if (now.space_version != 0 && tuned.space_version != now.space_version) {
+    stale.push_back(absl::StrCat("space version ", tuned.space_version, " != ", now.space_version));
+  }
+  return stale;
+}
+
+}  // namespace cutune::store

@@ -1,0 +1,102 @@
+// The lookup ladder as a pure function: given a query and the stored winners, which answer and
+// how good a match it is. No SQLite, no locks: the store builds a WinnerIndex after each write
+// and asks Ladder() on every lookup; tests build one from a few winners.
+//
+// Rungs, in order (the first that answers wins): exact (own model, same shape) -> nearest shape
+// on the own model -> nearest shape on another model of the same compute capability -> family
+// default. Within a rung: shape distance, then a winner of the current source hash before a
+// stale one, then fewer stale fields, then speed, then model name.
+#pragma once
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/core/types.h"
+#include "server/store/winner.h"
+
+namespace cutune::store {
+
+enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };
+std::string_view LookupRungName(LookupRung rung);
+
+struct LookupQuery {
+  std::string device_model;
+  int cc_major = 0;
+  int cc_minor = 0;
+  std::string family;
+  Shape shape;
+  DType dtype = DType::kF32;
+  // The daemon's current provenance; a zero driver or empty string skips that comparison (a
+  // table server without a GPU has no driver to compare with).
+  Provenance current;
+  Params family_default;
+};
+
+struct LookupResult {
+  LookupRung rung = LookupRung::kFamilyDefault;
+  double distance = 0;  // sum over dimensions of |log2(asked / tuned)|
+  Shape tuned_shape;    // empty for kFamilyDefault
+  std::string device_model;
+  Measurement winner;  // for kFamilyDefault: only params (the default) are set
+  Provenance provenance;
+  Reference reference;
+  int64_t measured_at_ms = 0;
+  std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
+};
+
+// Winners indexed for the ladder: per family and dtype, by device model (rungs 1-2) and by
+// compute capability (rung 3), with log2 of each shape precomputed so a lookup costs a few
+// subtractions per candidate shape of its own model. Holds the winners it indexes; movable
+// (the entries point into its own vector), not copyable.
+class WinnerIndex {
+ public:
+  struct Entry {
+    const Winner* winner;
+    std::vector<double> log_shape;
+  };
+
+  WinnerIndex() = default;
+  explicit WinnerIndex(std::vector<Winner> winners);
+  WinnerIndex(WinnerIndex&&) = default;
+  WinnerIndex& operator=(WinnerIndex&&) = default;
+  WinnerIndex(const WinnerIndex&) = delete;
+  WinnerIndex& operator=(const WinnerIndex&) = delete;
+
+  const std::vector<Winner>& winners() const { return winners_; }
+  // The winners of `family` and `dtype` measured on `model`.
+  std::span<const Entry> OfModel(std::string_view family, DType dtype,
+                                 std::string_view model) const;
+  // The winners of `family` and `dtype` measured on any model of compute capability cc.
+  std::span<const Entry> OfArchitecture(std::string_view family, DType dtype, int cc_major,
+                                        int cc_minor) const;
+
+ private:
+  struct Group {
+    std::map<std::string, std::vector<Entry>, std::less<>> by_model;
+    std::map<std::pair<int, int>, std::vector<Entry>> by_cc;
+  };
+  const Group* Find(std::string_view family, DType dtype) const;
+
+  std::vector<Winner> winners_;
+  std::map<std::string, std::map<DType, Group>, std::less<>> by_family_;
+};
+
+// Everything the rungs look at. A rung that needs other data (say, a model fitted over
+// measured configurations) gets its own member here.
+struct LadderInput {
+  const WinnerIndex& winners;
+};
+
+// Never fails: with nothing that matches, the answer is the family default.
+LookupResult Ladder(const LookupQuery& query, const LadderInput& input);
+
+// What differs between the provenance a winner was measured under and the current one, one
+// phrase per field ("driver 12080 != 13000"); fields the current provenance leaves unset (zero,
+// empty) are not compared.
+std::vector<std::string> StaleFields(const Provenance& tuned, const Provenance& current);
+
+}  // namespace cutune::store

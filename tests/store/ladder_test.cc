@@ -1,0 +1,229 @@
+// The lookup ladder as a pure function, rung by rung (exact, nearest shape on the own model, same
+// architecture, family default), then the order inside a rung (distance, current source hash,
+// fewer stale fields, speed, model name). No store: each test builds the winners it needs.
+#include "server/store/ladder.h"
+
+#include <cmath>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cutune::store {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+const DeviceModel kH200{"NVIDIA H200", 9, 0, 132, int64_t{150} << 30};
+const DeviceModel kH100{"NVIDIA H100 80GB HBM3", 9, 0, 132, int64_t{80} << 30};
+const DeviceModel kGh200{"NVIDIA GH200 480GB", 9, 0, 132, int64_t{96} << 30};
+const DeviceModel kA100{"NVIDIA A100-SXM4-80GB", 8, 0, 108, int64_t{80} << 30};
+const Provenance kNow{13000, "13.0", "hash-now", 1};
+
+Winner W(const DeviceModel& device, Shape shape, int tile, double time_us,
+         Provenance provenance = kNow) {
+  Winner w;
+  w.device = device;
+  w.family = "transpose";
+  w.shape = std::move(shape);
+  w.provenance = std::move(provenance);
+  w.measurement.params = {{"tile", tile}};
+  w.measurement.timing = {20, time_us, time_us, 0.01};
+  w.measured_at_ms = 1700000000000;
+  return w;
+}
+
+LookupQuery Query(const DeviceModel& device, Shape shape) {
+  LookupQuery q;
+  q.device_model = device.name;
+  q.cc_major = device.cc_major;
+  q.cc_minor = device.cc_minor;
+  q.family = "transpose";
+  q.shape = std::move(shape);
+  q.current = kNow;
+  q.family_default = {{"tile", 32}, {"pad", 1}};
+  return q;
+}
+
+LookupResult Ask(const LookupQuery& query, std::vector<Winner> winners) {
+  WinnerIndex index(std::move(winners));
+  return Ladder(query, {index});
+}
+
+int Tile(const LookupResult& r) { return static_cast<int>(r.winner.params.at("tile")); }
+
+// --- rungs -------------------------------------------------------------------------------------
+
+TEST(LadderTest, NothingTunedAnswersTheFamilyDefault) {
+  LookupResult none = Ask(Query(kH200, {4096, 4096}), {});
+  EXPECT_EQ(none.rung, LookupRung::kFamilyDefault);
+  EXPECT_EQ(none.winner.params, (Params{{"pad", 1}, {"tile", 32}}));
+  EXPECT_TRUE(none.tuned_shape.empty());
+  EXPECT_TRUE(none.device_model.empty());
+  EXPECT_EQ(none.distance, 0);
+  EXPECT_THAT(none.stale, IsEmpty());
+}
+
+TEST(LadderTest, OtherFamiliesDtypesAndArchitecturesDoNotAnswer) {
+  Winner matmul = W(kH200, {4096, 4096}, 64, 10.0);
+  matmul.family = "matmul";
+  LookupResult r = Ask(Query(kH200, {4096, 4096}), {matmul, W(kA100, {4096, 4096}, 16, 10.0)});
+  EXPECT_EQ(r.rung, LookupRung::kFamilyDefault);
+}
+
+TEST(LadderTest, ExactIsTheOwnModelsWinnerForTheShape) {
+  LookupResult r = Ask(Query(kH200, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 64, 40.0), W(kH200, {8192, 8192}, 128, 150.0),
+                        W(kH100, {4096, 4096}, 16, 30.0)});
+  EXPECT_EQ(r.rung, LookupRung::kExact);
+  EXPECT_EQ(Tile(r), 64);
+  EXPECT_EQ(r.distance, 0);
+  EXPECT_EQ(r.device_model, "NVIDIA H200");
+  EXPECT_THAT(r.tuned_shape, ElementsAre(4096, 4096));
+  EXPECT_DOUBLE_EQ(r.winner.timing.median_us, 40.0);
+  EXPECT_EQ(r.measured_at_ms, 1700000000000);
+  EXPECT_THAT(r.stale, IsEmpty());
+}
+
+TEST(LadderTest, ExactAnswersEvenWhenStaleBeforeAFreshNearerShape) {
+  // The rung comes first: a stale exact match beats a fresh winner of another shape.
+  LookupResult r = Ask(Query(kH200, {2048, 2048}),
+                       {W(kH200, {2048, 2048}, 16, 10.0, {13000, "13.0", "hash-old", 1}),
+                        W(kH200, {2048, 4096}, 32, 12.0)});
+  EXPECT_EQ(r.rung, LookupRung::kExact);
+  EXPECT_EQ(Tile(r), 16);
+  EXPECT_THAT(r.stale, ElementsAre(HasSubstr("kernel source hash differs")));
+}
+
+TEST(LadderTest, NearestShapeIsTheOwnModelsClosestShapeInLog2) {
+  const std::vector<Winner> winners = {W(kH200, {4096, 4096}, 64, 40.0),
+                                       W(kH200, {16384, 16384}, 128, 600.0)};
+  // 8192x2048 is |log2 2| + |log2 1/2| = 2 from 4096x4096 and 1 + 3 = 4 from 16384x16384.
+  LookupResult near = Ask(Query(kH200, {8192, 2048}), winners);
+  EXPECT_EQ(near.rung, LookupRung::kNearestShape);
+  EXPECT_DOUBLE_EQ(near.distance, 2.0);
+  EXPECT_THAT(near.tuned_shape, ElementsAre(4096, 4096));
+  EXPECT_EQ(Tile(near), 64);
+
+  LookupResult far = Ask(Query(kH200, {12000, 16384}), winners);
+  EXPECT_EQ(far.rung, LookupRung::kNearestShape);
+  EXPECT_THAT(far.tuned_shape, ElementsAre(16384, 16384));
+  EXPECT_NEAR(far.distance, std::log2(16384.0 / 12000.0), 1e-12);
+}
+
+TEST(LadderTest, ShapesOfAnotherRankNeverAnswer) {
+  LookupResult r = Ask(Query(kH200, {64, 64, 64}), {W(kH200, {64, 64}, 8, 1.0)});
+  EXPECT_EQ(r.rung, LookupRung::kFamilyDefault);
+}
+
+TEST(LadderTest, OwnModelsNearestShapeBeatsAnotherModelsExactShape) {
+  LookupResult r = Ask(Query(kH100, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 64, 40.0), W(kH100, {8192, 8192}, 16, 170.0)});
+  EXPECT_EQ(r.rung, LookupRung::kNearestShape);
+  EXPECT_EQ(r.device_model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(Tile(r), 16);
+}
+
+TEST(LadderTest, SameArchitectureIsTheNearestShapeOnAnotherModelOfTheComputeCapability) {
+  LookupResult r = Ask(Query(kGh200, {8192, 8192}),
+                       {W(kH200, {4096, 4096}, 64, 40.0), W(kH100, {8192, 8192}, 16, 170.0),
+                        W(kA100, {8192, 8192}, 8, 90.0)});
+  EXPECT_EQ(r.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(r.device_model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(r.distance, 0);
+  EXPECT_EQ(Tile(r), 16);
+
+  // Nearest across models: 4096x4096 on the H200 is nearer than 8192x8192 on the H100.
+  LookupResult nearer = Ask(Query(kGh200, {4096, 2048}),
+                            {W(kH200, {4096, 4096}, 64, 40.0), W(kH100, {8192, 8192}, 16, 170.0)});
+  EXPECT_EQ(nearer.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(nearer.device_model, "NVIDIA H200");
+  EXPECT_DOUBLE_EQ(nearer.distance, 1.0);
+}
+
+TEST(LadderTest, SameArchitectureSkipsTheOwnModel) {
+  // The own model has only shapes of another rank; those must not come back through rung 3.
+  LookupResult r = Ask(Query(kH200, {64, 64, 64}),
+                       {W(kH200, {64, 64}, 8, 1.0), W(kH100, {128, 128, 128}, 4, 2.0)});
+  EXPECT_EQ(r.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(r.device_model, "NVIDIA H100 80GB HBM3");
+}
+
+// --- order inside a rung -----------------------------------------------------------------------
+
+TEST(LadderTest, InsideARungTheNearerShapeComesFirst) {
+  // Even when it is the slowest.
+  LookupResult r = Ask(Query(kH200, {4096, 4096}),
+                       {W(kH200, {4096, 8192}, 1, 10.0), W(kH200, {8192, 8192}, 2, 5.0),
+                        W(kH200, {2048, 2048}, 3, 1.0)});
+  EXPECT_EQ(r.rung, LookupRung::kNearestShape);
+  EXPECT_EQ(Tile(r), 1);
+  EXPECT_DOUBLE_EQ(r.distance, 1.0);
+}
+
+TEST(LadderTest, AtOneDistanceTheCurrentSourceHashBeatsAStaleOne) {
+  // The other winner is faster and stale in fewer fields (1 against 2), but the hash decides
+  // first.
+  LookupResult r = Ask(Query(kH200, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 64, 30.0, {13000, "13.0", "hash-old", 1}),
+                        W(kH200, {4096, 4096}, 32, 40.0, {12080, "12.8", "hash-now", 1})});
+  EXPECT_EQ(r.rung, LookupRung::kExact);
+  EXPECT_EQ(Tile(r), 32);
+  EXPECT_EQ(r.provenance.source_hash, "hash-now");
+  EXPECT_THAT(r.stale, ElementsAre("driver 12080 != 13000", "nvrtc 12.8 != 13.0"));
+}
+
+TEST(LadderTest, ThenFewerStaleFields) {
+  LookupResult r = Ask(Query(kH200, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 1, 10.0, {12080, "12.8", "hash-now", 1}),
+                        W(kH200, {4096, 4096}, 2, 20.0, {12080, "13.0", "hash-now", 1})});
+  EXPECT_EQ(Tile(r), 2);
+  EXPECT_THAT(r.stale, ElementsAre("driver 12080 != 13000"));
+}
+
+TEST(LadderTest, ThenSpeed) {
+  LookupResult r = Ask(Query(kH200, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 1, 20.0, {13000, "13.0", "hash-a", 1}),
+                        W(kH200, {4096, 4096}, 2, 10.0, {13000, "13.0", "hash-b", 1})});
+  // Both stale by their hash only (neither is "hash-now"): the faster one.
+  EXPECT_EQ(Tile(r), 2);
+}
+
+TEST(LadderTest, ThenModelName) {
+  LookupResult r = Ask(Query(kGh200, {4096, 4096}),
+                       {W(kH200, {4096, 4096}, 1, 10.0), W(kH100, {4096, 4096}, 2, 10.0)});
+  EXPECT_EQ(r.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(r.device_model, "NVIDIA H100 80GB HBM3");  // "H1" < "H2"
+}
+
+// --- stale fields ------------------------------------------------------------------------------
+
+TEST(LadderTest, StaleFieldsNameEveryDifferenceAndSkipUnsetCurrentFields) {
+  const Provenance tuned{12080, "12.8", "0123456789abcdef", 1};
+  EXPECT_THAT(StaleFields(tuned, {13000, "13.0", "fedcba9876543210", 2}),
+              ElementsAre("driver 12080 != 13000", "nvrtc 12.8 != 13.0",
+                          "kernel source hash differs (tuned 0123456789ab, current fedcba987654)",
+                          "space version 1 != 2"));
+  // A table server without a GPU: no driver, NVRTC or space version to compare with.
+  EXPECT_THAT(StaleFields(tuned, {0, "", "0123456789abcdef", 0}), IsEmpty());
+  EXPECT_THAT(StaleFields(tuned, tuned), IsEmpty());
+}
+
+TEST(LadderTest, RungNames) {
+  EXPECT_EQ(LookupRungName(LookupRung::kExact), "exact");
+  EXPECT_EQ(LookupRungName(LookupRung::kNearestShape), "nearest_shape");
+  EXPECT_EQ(LookupRungName(LookupRung::kSameArchitecture), "same_architecture");
+  EXPECT_EQ(LookupRungName(LookupRung::kFamilyDefault), "family_default");
+}
+
+TEST(LadderTest, IndexSurvivesAMove) {
+  WinnerIndex index({W(kH200, {4096, 4096}, 64, 40.0)});
+  WinnerIndex moved = std::move(index);
+  LookupResult r = Ladder(Query(kH200, {4096, 4096}), {moved});
+  EXPECT_EQ(r.rung, LookupRung::kExact);
+  EXPECT_EQ(Tile(r), 64);
+}
+
+}  // namespace
+}  // namespace cutune::store
