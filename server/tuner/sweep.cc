@@ -33,12 +33,6 @@ wpb::TimingPolicy Policy(const TimingOptions& t) {
   return p;
 }
 
-// The last lines of a compiler log: enough to see the error in a table cell or a row.
-std::string LogExcerpt(const std::string& log) {
-  constexpr size_t kMax = 600;
-  return log.size() <= kMax ? log : absl::StrCat("...", log.substr(log.size() - kMax));
-}
-
 // Equal medians are broken by parameters, as the store breaks them, so the winner a sweep
 // reports is the one stored.
 // What a search hears about a row: its median time when it ran correctly.
@@ -218,19 +212,14 @@ absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
     absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
     result.time.compile_wait += Seconds(waited);
     if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
-    row.compile_ms = compiled->compile_ms;
     result.time.compile += compiled->compile_ms / 1000.0;
     if (compiled->from_cache) ++result.cache_hits;
-    auto resources = compiled->resources.find(std::string(kernels::KernelFamily::kKernelName));
-    if (resources != compiled->resources.end()) row.resources = resources->second;
-    if (!compiled->ok) {
-      row.outcome = Outcome::kCompileFailed;
-      row.detail = LogExcerpt(compiled->log);
-      return row;
-    }
-    if (auto why = family.PruneCompiled(p.params, row.resources, limits)) {
-      row.outcome = Outcome::kPruned;
-      row.detail = *why;
+    CompileReport built = ReportCompiled(family, p.params, *compiled, limits);
+    row.compile_ms = built.compile_ms;
+    row.resources = built.resources;
+    if (built.outcome != Outcome::kOk) {
+      row.outcome = built.outcome;
+      row.detail = std::move(built.detail);
       return row;
     }
     wpb::Run run;
