@@ -11,6 +11,7 @@
 #include "server/tuner/candidate.h"
 #include "server/tuner/strategy.h"
 #include "server/tuner/timing.h"
+#include "server/tuner/winner.h"
 #include "server/worker/outcome.h"
 
 namespace cutune::tuner {
@@ -38,12 +39,6 @@ wpb::TimingPolicy Policy(const TimingOptions& t) {
 std::optional<double> OkTime(const Measurement& row) {
   if (row.outcome != Outcome::kOk) return std::nullopt;
   return row.timing.median_us;
-}
-
-// Equal medians are broken by parameters, so that the order is the same on every run.
-bool Faster(const Measurement& a, const Measurement& b) {
-  if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
-  return FormatParams(a.params) < FormatParams(b.params);
 }
 
 // The worker's request to load, check (when `verify`) and time one compiled candidate.
@@ -101,7 +96,8 @@ class SweepRun {
   // The fastest few ok rows timed again in turns, each row's median replaced by the median of
   // its medians, so that a drift in clocks or temperature hits all alike.
   void RemeasureFinalists();
-  // The winner among the finalists, and the totals.
+  // The winner: the canonical first of the finalists tied with the fastest (winner.h); and the
+  // totals.
   void Finish();
 
   // Proposes and submits candidates until the compile-ahead window is full or the quota reached.
@@ -133,7 +129,8 @@ class SweepRun {
   int64_t proposed_ = 0;
   size_t window_ = 0;  // most candidates compiled ahead at a time
   std::deque<Pending> pending_;
-  std::vector<size_t> finalists_;  // ok rows, fastest first
+  std::vector<size_t> finalists_;   // ok rows, fastest first
+  std::vector<size_t> remeasured_;  // the finalists timed again at least once
   SweepResult result_;
   Progress progress_;
 };
@@ -318,7 +315,7 @@ void SweepRun::Record(Measurement row) {
   DeriveFigures(*family_, options_.shape, result_.reference_us, row);
   ++progress_.done;
   ++progress_.counts[row.outcome];
-  if (row.outcome == Outcome::kOk && (!progress_.best || Faster(row, *progress_.best))) {
+  if (row.outcome == Outcome::kOk && (!progress_.best || RanksBefore(row, *progress_.best))) {
     progress_.best = row;
   }
   progress_.elapsed_seconds = Seconds(began_);
@@ -338,7 +335,7 @@ void SweepRun::RemeasureFinalists() {
     if (result_.rows[i].outcome == Outcome::kOk) finalists_.push_back(i);
   }
   std::sort(finalists_.begin(), finalists_.end(),
-            [&](size_t a, size_t b) { return Faster(result_.rows[a], result_.rows[b]); });
+            [&](size_t a, size_t b) { return RanksBefore(result_.rows[a], result_.rows[b]); });
   const size_t wanted = static_cast<size_t>(std::max(options_.finalists, 0));
   if (finalists_.size() > wanted) finalists_.resize(wanted);
   if (finalists_.size() > 1 && !result_.cancelled && !Stopped()) {
@@ -364,6 +361,7 @@ void SweepRun::RemeasureFinalists() {
       }
     }
     for (auto& [i, values] : medians) {
+      if (values.size() > 1) remeasured_.push_back(i);
       result_.rows[i].timing.median_us = Median(std::move(values));
       DeriveFigures(*family_, options_.shape, result_.reference_us, result_.rows[i]);
     }
@@ -372,11 +370,9 @@ void SweepRun::RemeasureFinalists() {
 }
 
 void SweepRun::Finish() {
-  for (size_t i : finalists_) {
-    if (!result_.winner || Faster(result_.rows[i], result_.rows[*result_.winner])) {
-      result_.winner = i;
-    }
-  }
+  WinnerChoice choice = ChooseWinner(result_.rows, finalists_, remeasured_);
+  result_.winner = choice.winner;
+  result_.tied = std::move(choice.tied);
   result_.worker_restarts = worker_.restarts();
   result_.time.wall = Seconds(began_);
 }
