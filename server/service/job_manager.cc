@@ -422,7 +422,15 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   store::Reference reference{result->reference_name, result->reference_us};
   const store::SweepStatus status =
       result->cancelled ? store::SweepStatus::kCancelled : store::SweepStatus::kSucceeded;
-  auto finished = store_.FinishSweep(sweep_id, status, reference);
+  // The sweep's canonical pick among the finalists tied with the fastest, and the others tied.
+  store::FinishChoice choice;
+  if (result->winner) {
+    choice.winner = result->rows[*result->winner].params;
+    for (size_t i : result->tied) {
+      if (i != *result->winner) choice.ties.push_back(result->rows[i].params);
+    }
+  }
+  auto finished = store_.FinishSweep(sweep_id, status, reference, choice);
   if (!finished.ok()) return fail(finished.status());
   job->Update([&](JobSnapshot& s) {
     s.state = result->cancelled ? JobState::kCancelled : JobState::kSucceeded;

@@ -1,19 +1,47 @@
 // The one place that turns a family and a candidate's parameters into the NVRTC request that
-// builds it: the sweep, the service's answers ("compile_options") and the CLI all use this.
+// builds it, and the compiler's answer into what the candidate came to: the sweep, `cutune space
+// compile`, the service's answers ("compile_options") and the CLI all use this.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/family.h"
 #include "server/compiler/compiler.h"
 
 namespace cutune::tuner {
 
-compiler::CompileRequest CandidateRequest(const kernels::KernelFamily& family,
-                                          const Params& params, std::string_view arch);
+compiler::CompileRequest CandidateRequest(const kernels::KernelFamily& family, const Params& params,
+                                          std::string_view arch);
 
 // Only the options of that request (without the source text or the architecture).
 std::vector<std::string> CandidateOptions(const kernels::KernelFamily& family,
                                           const Params& params);
+
+// What building one candidate came to, before anything runs on a GPU.
+struct CompileReport {
+  Params params;
+  Outcome outcome = Outcome::kOk;  // kOk (compiled), kPruned or kCompileFailed
+  std::string detail;              // prune reason or compiler log excerpt
+  ResourceUsage resources;
+  double compile_ms = 0;
+  bool from_cache = false;
+};
+
+// A compiled candidate judged against `limits`: kCompileFailed with the excerpt of NVRTC's log,
+// kPruned with the reason when the resources ptxas reports for the family's kernel break a limit
+// (KernelFamily::PruneCompiled), else kOk. The resources, compile time and cache hit are kept
+// whatever the outcome.
+CompileReport ReportCompiled(const kernels::KernelFamily& family, const Params& params,
+                             const compiler::CompileResult& compiled,
+                             const kernels::DeviceLimits& limits);
+
+inline constexpr size_t kLogExcerptChars = 600;
+
+// The last kLogExcerptChars of a compiler log, after "..." where cut: NVRTC reports the last error
+// at the end, and a row or a table cell has room for little more.
+std::string LogExcerpt(const std::string& log);
 
 }  // namespace cutune::tuner

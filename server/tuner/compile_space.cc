@@ -3,9 +3,6 @@
 #include <chrono>
 #include <future>
 
-#include "absl/strings/str_cat.h"
-#include "server/tuner/candidate.h"
-
 namespace cutune::tuner {
 
 absl::StatusOr<SpaceCompilation> CompileSpace(
@@ -40,17 +37,7 @@ absl::StatusOr<SpaceCompilation> CompileSpace(
     if (futures[i].valid()) {
       auto compiled = futures[i].get();
       if (!compiled.ok()) return compiled.status();
-      report.compile_ms = compiled->compile_ms;
-      report.from_cache = compiled->from_cache;
-      auto it = compiled->resources.find(std::string(kernels::KernelFamily::kKernelName));
-      if (it != compiled->resources.end()) report.resources = it->second;
-      if (!compiled->ok) {
-        report.outcome = Outcome::kCompileFailed;
-        report.detail = compiled->log;
-      } else if (auto why = family.PruneCompiled(report.params, report.resources, *limits)) {
-        report.outcome = Outcome::kPruned;
-        report.detail = *why;
-      }
+      report = ReportCompiled(family, report.params, *compiled, *limits);
     }
     if (on_done) on_done(report, i + 1, out.candidates.size());
   }

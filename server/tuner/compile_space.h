@@ -11,17 +11,9 @@
 #include "absl/status/statusor.h"
 #include "kernels/family.h"
 #include "server/compiler/pool.h"
+#include "server/tuner/candidate.h"  // CompileReport
 
 namespace cutune::tuner {
-
-struct CompileReport {
-  Params params;
-  Outcome outcome = Outcome::kOk;  // kOk (compiled), kPruned or kCompileFailed
-  std::string detail;              // prune reason or compiler log excerpt
-  ResourceUsage resources;
-  double compile_ms = 0;
-  bool from_cache = false;
-};
 
 struct SpaceCompilation {
   std::string arch;

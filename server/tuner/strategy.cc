@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <unordered_map>
@@ -299,6 +301,15 @@ ValidCandidates EnumerateValid(const kernels::Space& space) {
   valid.invalid =
       static_cast<int64_t>(space.CartesianSize()) - static_cast<int64_t>(valid.candidates.size());
   return valid;
+}
+
+const ValidCandidates& ValidOfDefaultSpace(const kernels::KernelFamily& family) {
+  static std::mutex mu;
+  static std::map<const kernels::KernelFamily*, std::unique_ptr<ValidCandidates>> cache;
+  std::lock_guard lock(mu);
+  std::unique_ptr<ValidCandidates>& entry = cache[&family];
+  if (!entry) entry = std::make_unique<ValidCandidates>(EnumerateValid(family.default_space()));
+  return *entry;
 }
 
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,

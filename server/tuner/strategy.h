@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "kernels/family.h"
 #include "kernels/space.h"
 
 namespace cutune::tuner {
@@ -69,6 +70,8 @@ struct ValidCandidates {
   int64_t invalid = 0;
 };
 ValidCandidates EnumerateValid(const kernels::Space& space);
+// EnumerateValid of a family's default space, computed on first use and kept for the process.
+const ValidCandidates& ValidOfDefaultSpace(const kernels::KernelFamily& family);
 // MakeSearch over candidates enumerated before; `valid` must be EnumerateValid(space).
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const ValidCandidates& valid,

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "server/tuner/candidate.h"
 #include "server/tuner/strategy.h"
+#include "server/tuner/timing.h"
+#include "server/tuner/winner.h"
 #include "server/worker/outcome.h"
 
 namespace cutune::tuner {
@@ -33,23 +35,352 @@ wpb::TimingPolicy Policy(const TimingOptions& t) {
   return p;
 }
 
-// The last lines of a compiler log: enough to see the error in a table cell or a row.
-std::string LogExcerpt(const std::string& log) {
-  constexpr size_t kMax = 600;
-  return log.size() <= kMax ? log : absl::StrCat("...", log.substr(log.size() - kMax));
-}
-
-// Equal medians are broken by parameters, as the store breaks them, so the winner a sweep
-// reports is the one stored.
 // What a search hears about a row: its median time when it ran correctly.
 std::optional<double> OkTime(const Measurement& row) {
   if (row.outcome != Outcome::kOk) return std::nullopt;
   return row.timing.median_us;
 }
 
-bool Faster(const Measurement& a, const Measurement& b) {
-  if (a.timing.median_us != b.timing.median_us) return a.timing.median_us < b.timing.median_us;
-  return FormatParams(a.params) < FormatParams(b.params);
+// The worker's request to load, check (when `verify`) and time one compiled candidate.
+wpb::Run RunRequest(const kernels::KernelFamily& family, const Params& params, const Shape& shape,
+                    const compiler::CompileResult& compiled, const wpb::TimingPolicy& policy,
+                    bool verify) {
+  wpb::Run run;
+  wpb::Candidate* candidate = run.mutable_candidate();
+  candidate->set_key(compiled.key);
+  candidate->set_cubin(compiled.cubin);
+  candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+  const LaunchGeometry g = family.Geometry(params, shape);
+  wpb::Geometry* geometry = candidate->mutable_geometry();
+  for (uint32_t v : g.grid) geometry->add_grid(v);
+  for (uint32_t v : g.block) geometry->add_block(v);
+  geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+  *run.mutable_timing() = policy;
+  run.set_verify(verify);
+  return run;
+}
+
+// A proposed candidate on its way to the GPU: pruned before compilation, or compiling on the pool.
+struct Pending {
+  Params params;
+  std::optional<std::string> pruned;
+  std::future<absl::StatusOr<compiler::CompileResult>> compiled;
+};
+
+// One Sweeper::Run, as the phases Run calls in turn: Plan, Prepare, Evaluate, RemeasureFinalists,
+// Finish. Each phase leaves its part of the result (and of the time breakdown) in `result_`.
+class SweepRun {
+ public:
+  SweepRun(compiler::CompilePool& pool, worker::WorkerProcess& worker, const SweepOptions& options,
+           const ProgressCallback& on_result, const std::atomic<bool>* cancel)
+      : pool_(pool),
+        worker_(worker),
+        options_(options),
+        on_result_(on_result),
+        cancel_(cancel),
+        policy_(Policy(options.timing)) {}
+  // However the run ends (cancel, budget, error), its compilations still queued are dropped.
+  ~SweepRun() { abandon_->store(true); }
+
+  absl::StatusOr<SweepResult> Run();
+
+ private:
+  // Checks the options and makes the search, starts the worker (its device's limits prune
+  // candidates), takes in the resumed rows and starts compiling ahead.
+  absl::Status Plan();
+  // The problem's buffers, inputs and reference output on the GPU, and the reference's figure.
+  absl::Status Prepare();
+  // Every candidate the search proposes to a row, in turn, until it is done, the budget is spent
+  // or the sweep is cancelled. Errors only for failures that are no candidate's.
+  absl::Status Evaluate();
+  // The fastest few ok rows timed again in turns, each row's median replaced by the median of
+  // its medians, so that a drift in clocks or temperature hits all alike.
+  void RemeasureFinalists();
+  // The winner: the canonical first of the finalists tied with the fastest (winner.h); and the
+  // totals.
+  void Finish();
+
+  // Proposes and submits candidates until the compile-ahead window is full or the quota reached.
+  void Refill();
+  // One candidate: its row, or an error that ends the sweep (the worker or NVRTC broke).
+  absl::StatusOr<Measurement> EvaluateOne(Pending& pending);
+  // Adds a row to the result and reports it with the progress so far.
+  void Record(Measurement row);
+  // Whether the sweep was cancelled or ran past max_seconds: both also end re-measurement.
+  bool Stopped() const;
+  bool OutOfTime() const {
+    return options_.max_seconds > 0 && Seconds(began_) > options_.max_seconds;
+  }
+
+  compiler::CompilePool& pool_;
+  worker::WorkerProcess& worker_;
+  const SweepOptions& options_;
+  const ProgressCallback& on_result_;
+  const std::atomic<bool>* cancel_;
+  const Clock::time_point began_ = Clock::now();
+  const wpb::TimingPolicy policy_;
+  const std::shared_ptr<std::atomic<bool>> abandon_ = std::make_shared<std::atomic<bool>>(false);
+
+  const kernels::KernelFamily* family_ = nullptr;  // options_.family, once checked
+  std::unique_ptr<Search> search_;
+  kernels::DeviceLimits limits_;
+  std::map<std::string, Measurement> finished_;  // resumed rows, by their parameters
+  int64_t quota_ = 0;                            // proposals this run may make
+  int64_t proposed_ = 0;
+  size_t window_ = 0;  // most candidates compiled ahead at a time
+  std::deque<Pending> pending_;
+  std::vector<size_t> finalists_;   // ok rows, fastest first
+  std::vector<size_t> remeasured_;  // the finalists timed again at least once
+  SweepResult result_;
+  Progress progress_;
+};
+
+absl::StatusOr<SweepResult> SweepRun::Run() {
+  if (auto s = Plan(); !s.ok()) return s;
+  if (auto s = Prepare(); !s.ok()) return s;
+  if (auto s = Evaluate(); !s.ok()) return s;
+  RemeasureFinalists();
+  Finish();
+  return std::move(result_);
+}
+
+absl::Status SweepRun::Plan() {
+  if (options_.family == nullptr) return absl::InvalidArgumentError("no kernel family given");
+  family_ = options_.family;
+  if (auto s = family_->ValidateShape(options_.shape); !s.ok()) return s;
+  if (auto s = CheckBudget(options_.max_evaluations, options_.max_seconds); !s.ok()) return s;
+  const kernels::Space& space = options_.space ? *options_.space : family_->default_space();
+  if (auto s = CheckStrategy(options_.strategy); !s.ok()) return s;  // a list does not excuse it
+  if (!options_.candidates.empty() && options_.strategy != "quick") {
+    for (const Params& params : options_.candidates) {
+      if (auto s = space.Admit(params, /*strict=*/false); !s.ok()) return s;
+    }
+    search_ = ListSearch(options_.candidates);
+  } else {
+    // The default space's valid candidates are enumerated once per process (matmul's 4.7
+    // million combinations take about two seconds), a narrowed space's every time.
+    auto made = options_.space
+                    ? MakeSearch(space, options_.strategy, options_.seed,
+                                 options_.max_evaluations, options_.candidates)
+                    : MakeSearch(space, ValidOfDefaultSpace(*family_), options_.strategy,
+                                 options_.seed, options_.max_evaluations, options_.candidates);
+    if (!made.ok()) return made.status();
+    search_ = *std::move(made);
+  }
+
+  auto info = worker_.Start();
+  if (!info.ok()) return info.status();
+  limits_ = LimitsFrom(*info);
+  result_.device = {info->name(),     info->uuid(),     info->cc_major(),
+                    info->cc_minor(), info->sm_count(), info->total_memory_bytes()};
+  result_.driver_version = info->driver_version();
+  result_.nvrtc_version = info->nvrtc_version();
+  result_.arch = limits_.Arch();
+  result_.invalid = search_->invalid();
+
+  // Resumed rows count as done and are told to the search, which never proposes them again; up
+  // to the evaluation budget of what it proposes is this run's work.
+  for (const Measurement& row : options_.finished) {
+    finished_[FormatParams(row.params)] = row;
+    search_->Tell(row.params, OkTime(row));
+  }
+  quota_ =
+      options_.max_evaluations > 0 ? options_.max_evaluations : std::numeric_limits<int64_t>::max();
+  // Candidates are compiled ahead so that the pool works while the GPU measures: all of them for
+  // a fixed order, a window for a search that steers by the results (enough to keep the GPU fed,
+  // few enough that each proposal knows nearly every result before it).
+  window_ = search_->adaptive() ? static_cast<size_t>(2 * std::max(pool_.threads(), 4))
+                                : std::numeric_limits<size_t>::max();
+  Refill();
+  return absl::OkStatus();
+}
+
+void SweepRun::Refill() {
+  while (pending_.size() < window_ && proposed_ < quota_) {
+    const int64_t room = std::min<int64_t>(
+        quota_ - proposed_,
+        static_cast<int64_t>(std::min<size_t>(window_ - pending_.size(), size_t{1} << 30)));
+    std::vector<Params> next = search_->Next(static_cast<size_t>(room));
+    if (next.empty()) return;
+    for (Params& params : next) {
+      if (finished_.count(FormatParams(params))) continue;
+      Pending p;
+      p.pruned = family_->PruneForDevice(params, limits_);
+      if (!p.pruned) {
+        p.compiled = pool_.Submit(CandidateRequest(*family_, params, result_.arch), abandon_);
+      }
+      p.params = std::move(params);
+      pending_.push_back(std::move(p));
+      ++proposed_;
+    }
+  }
+}
+
+absl::Status SweepRun::Prepare() {
+  auto phase = Clock::now();
+  wpb::Prepare prepare;
+  prepare.set_family(std::string(family_->name()));
+  for (int64_t d : options_.shape) prepare.add_shape(d);
+  prepare.set_dtype(std::string(DTypeName(options_.dtype)));
+  prepare.set_seed(options_.seed);
+  if (auto s = worker_.Prepare(prepare); !s.ok()) return s;
+  result_.time.prepare = Seconds(phase);
+
+  phase = Clock::now();
+  wpb::Reference reference;
+  *reference.mutable_timing() = policy_;
+  auto ref = worker_.Reference(reference, options_.candidate_timeout * 3);
+  if (ref.ok()) {
+    result_.reference_name = ref->name();
+    result_.reference_us = ref->stats().median_us();
+  } else {
+    // Without a reference the sweep still ranks candidates; only "% of reference" is missing.
+    result_.reference_name = absl::StrCat("unavailable: ", std::string(ref.status().message()));
+  }
+  result_.time.reference = Seconds(phase);
+  return absl::OkStatus();
+}
+
+absl::Status SweepRun::Evaluate() {
+  progress_.total = static_cast<int64_t>(finished_.size() + pending_.size()) +
+                    std::min(search_->remaining(), quota_ - proposed_);
+  for (const auto& [key, row] : finished_) Record(row);
+  while (!pending_.empty()) {
+    if (cancel_ != nullptr && cancel_->load()) {
+      result_.cancelled = true;
+      break;
+    }
+    if (OutOfTime()) {
+      result_.budget_exhausted = true;
+      break;
+    }
+    absl::StatusOr<Measurement> row = EvaluateOne(pending_.front());
+    if (!row.ok()) return row.status();
+    pending_.pop_front();
+    search_->Tell(row->params, OkTime(*row));
+    Record(*std::move(row));
+    Refill();
+  }
+  // The evaluation budget stopped a search that had more to propose.
+  if (proposed_ >= quota_ && search_->remaining() > 0) result_.budget_exhausted = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
+  Measurement row;
+  row.params = p.params;
+  if (p.pruned) {
+    row.outcome = Outcome::kPruned;
+    row.detail = *p.pruned;
+    return row;
+  }
+  const auto waited = Clock::now();
+  absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
+  result_.time.compile_wait += Seconds(waited);
+  if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
+  result_.time.compile += compiled->compile_ms / 1000.0;
+  if (compiled->from_cache) ++result_.cache_hits;
+  CompileReport built = ReportCompiled(*family_, p.params, *compiled, limits_);
+  row.compile_ms = built.compile_ms;
+  row.resources = built.resources;
+  if (built.outcome != Outcome::kOk) {
+    row.outcome = built.outcome;
+    row.detail = std::move(built.detail);
+    return row;
+  }
+  wpb::Run run =
+      RunRequest(*family_, p.params, options_.shape, *compiled, policy_, options_.verify);
+  const std::string key = FormatParams(p.params);
+  run.set_debug_hang(options_.debug_hang.count(key) > 0);
+  run.set_debug_crash(options_.debug_crash.count(key) > 0);
+
+  const auto sent = Clock::now();
+  auto ran = worker_.Run(run, options_.candidate_timeout);
+  result_.time.gpu += Seconds(sent);
+  if (!ran.ok()) return ran.status();
+  result_.time.load += ran->load_ms() / 1000;
+  result_.time.verify += ran->verify_ms() / 1000;
+  result_.time.timing += ran->time_ms() / 1000;
+  if (ran->registers() > 0) {
+    // Whatever the compile report lacked (some NVRTC builds log nothing; the cubin carries no
+    // shared-memory figure), take from the driver's account of the loaded function.
+    if (row.resources.registers == 0) row.resources.registers = ran->registers();
+    if (row.resources.static_shared_bytes == 0) {
+      row.resources.static_shared_bytes = ran->static_shared_bytes();
+    }
+    if (row.resources.stack_bytes == 0) row.resources.stack_bytes = ran->local_bytes();
+  }
+  row.outcome = worker::FromProto(ran->outcome());
+  row.detail = ran->detail();
+  row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),
+                ran->stats().rel_spread()};
+  return row;
+}
+
+void SweepRun::Record(Measurement row) {
+  DeriveFigures(*family_, options_.shape, result_.reference_us, row);
+  ++progress_.done;
+  ++progress_.counts[row.outcome];
+  if (row.outcome == Outcome::kOk && (!progress_.best || RanksBefore(row, *progress_.best))) {
+    progress_.best = row;
+  }
+  progress_.elapsed_seconds = Seconds(began_);
+  const int64_t measured = progress_.done - static_cast<int64_t>(finished_.size());
+  progress_.eta_seconds = measured > 0 ? progress_.elapsed_seconds / measured *
+                                             static_cast<double>(progress_.total - progress_.done)
+                                       : 0;
+  result_.rows.push_back(std::move(row));
+  if (on_result_) on_result_(result_.rows.back(), progress_);
+}
+
+bool SweepRun::Stopped() const { return (cancel_ != nullptr && cancel_->load()) || OutOfTime(); }
+
+void SweepRun::RemeasureFinalists() {
+  const auto phase = Clock::now();
+  for (size_t i = 0; i < result_.rows.size(); ++i) {
+    if (result_.rows[i].outcome == Outcome::kOk) finalists_.push_back(i);
+  }
+  std::sort(finalists_.begin(), finalists_.end(),
+            [&](size_t a, size_t b) { return RanksBefore(result_.rows[a], result_.rows[b]); });
+  const size_t wanted = static_cast<size_t>(std::max(options_.finalists, 0));
+  if (finalists_.size() > wanted) finalists_.resize(wanted);
+  if (finalists_.size() > 1 && !result_.cancelled && !Stopped()) {
+    std::map<size_t, std::vector<double>> medians;
+    std::map<size_t, wpb::Run> runs;
+    for (size_t i : finalists_) {
+      const Measurement& row = result_.rows[i];
+      medians[i].push_back(row.timing.median_us);
+      auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
+      if (!compiled.ok() || !compiled->ok) continue;
+      // Verified already: these runs only time.
+      runs[i] = RunRequest(*family_, row.params, options_.shape, *compiled, policy_,
+                           /*verify=*/false);
+    }
+    for (int round = 0; round < options_.remeasure_rounds; ++round) {
+      if (Stopped()) break;  // the budget also bounds the finalists' re-measurement
+      for (auto& [i, run] : runs) {
+        auto ran = worker_.Run(run, options_.candidate_timeout);
+        if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
+          medians[i].push_back(ran->stats().median_us());
+          result_.rows[i].timing.samples += ran->stats().samples();
+        }
+      }
+    }
+    for (auto& [i, values] : medians) {
+      if (values.size() > 1) remeasured_.push_back(i);
+      result_.rows[i].timing.median_us = Median(std::move(values));
+      DeriveFigures(*family_, options_.shape, result_.reference_us, result_.rows[i]);
+    }
+  }
+  result_.time.remeasure = Seconds(phase);
+}
+
+void SweepRun::Finish() {
+  WinnerChoice choice = ChooseWinner(result_.rows, finalists_, remeasured_);
+  result_.winner = choice.winner;
+  result_.tied = std::move(choice.tied);
+  result_.worker_restarts = worker_.restarts();
+  result_.time.wall = Seconds(began_);
 }
 
 }  // namespace
@@ -78,278 +409,7 @@ void DeriveFigures(const kernels::KernelFamily& family, const Shape& shape, doub
 absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
                                          const ProgressCallback& on_result,
                                          const std::atomic<bool>* cancel) {
-  const auto began = Clock::now();
-  if (options.family == nullptr) return absl::InvalidArgumentError("no kernel family given");
-  const kernels::KernelFamily& family = *options.family;
-  if (auto s = family.ValidateShape(options.shape); !s.ok()) return s;
-  if (auto s = CheckBudget(options.max_evaluations, options.max_seconds); !s.ok()) return s;
-  const kernels::Space& space = options.space ? *options.space : family.default_space();
-  if (auto s = CheckStrategy(options.strategy); !s.ok()) return s;  // a list does not excuse it
-  std::unique_ptr<Search> search;
-  if (!options.candidates.empty() && options.strategy != "quick") {
-    for (const Params& params : options.candidates) {
-      if (auto s = space.Admit(params, /*strict=*/false); !s.ok()) return s;
-    }
-    search = ListSearch(options.candidates);
-  } else {
-    auto made = MakeSearch(space, options.strategy, options.seed, options.max_evaluations,
-                           options.candidates);
-    if (!made.ok()) return made.status();
-    search = *std::move(made);
-  }
-
-  auto info = worker_.Start();
-  if (!info.ok()) return info.status();
-  const kernels::DeviceLimits limits = LimitsFrom(*info);
-
-  SweepResult result;
-  result.device = {info->name(), info->uuid(), info->cc_major(), info->cc_minor(),
-                   info->sm_count(), info->total_memory_bytes()};
-  result.driver_version = info->driver_version();
-  result.nvrtc_version = info->nvrtc_version();
-  result.arch = limits.Arch();
-  result.invalid = search->invalid();
-
-  // Resumed rows count as done and are told to the search, which never proposes them again; up
-  // to the evaluation budget of what it proposes is this run's work.
-  std::map<std::string, Measurement> finished;
-  for (const Measurement& row : options.finished) {
-    finished[FormatParams(row.params)] = row;
-    search->Tell(row.params, OkTime(row));
-  }
-  const int64_t quota =
-      options.max_evaluations > 0 ? options.max_evaluations : std::numeric_limits<int64_t>::max();
-
-  // Candidates are compiled ahead so that the pool works while the GPU measures: all of them for
-  // a fixed order, a window for a search that steers by the results (enough to keep the GPU fed,
-  // few enough that each proposal knows nearly every result before it).
-  struct Pending {
-    Params params;
-    std::optional<std::string> pruned;
-    std::future<absl::StatusOr<compiler::CompileResult>> compiled;
-  };
-  // Set when this sweep stops early (cancel, budget, error): its queued compilations are dropped.
-  auto abandon = std::make_shared<std::atomic<bool>>(false);
-  struct AbandonOnExit {
-    std::shared_ptr<std::atomic<bool>> flag;
-    ~AbandonOnExit() { flag->store(true); }
-  } abandon_on_exit{abandon};
-  const size_t window = search->adaptive() ? static_cast<size_t>(2 * std::max(pool_.threads(), 4))
-                                           : std::numeric_limits<size_t>::max();
-  std::deque<Pending> pending;
-  int64_t proposed = 0;
-  auto refill = [&] {
-    while (pending.size() < window && proposed < quota) {
-      const int64_t room = std::min<int64_t>(
-          quota - proposed,
-          static_cast<int64_t>(std::min<size_t>(window - pending.size(), size_t{1} << 30)));
-      std::vector<Params> next = search->Next(static_cast<size_t>(room));
-      if (next.empty()) return;
-      for (Params& params : next) {
-        if (finished.count(FormatParams(params))) continue;
-        Pending p;
-        p.pruned = family.PruneForDevice(params, limits);
-        if (!p.pruned) {
-          p.compiled = pool_.Submit(CandidateRequest(family, params, result.arch), abandon);
-        }
-        p.params = std::move(params);
-        pending.push_back(std::move(p));
-        ++proposed;
-      }
-    }
-  };
-  refill();
-
-  auto phase = Clock::now();
-  wpb::Prepare prepare;
-  prepare.set_family(std::string(family.name()));
-  for (int64_t d : options.shape) prepare.add_shape(d);
-  prepare.set_dtype(std::string(DTypeName(options.dtype)));
-  prepare.set_seed(options.seed);
-  if (auto s = worker_.Prepare(prepare); !s.ok()) return s;
-  result.time.prepare = Seconds(phase);
-
-  phase = Clock::now();
-  wpb::Reference reference;
-  *reference.mutable_timing() = Policy(options.timing);
-  auto ref = worker_.Reference(reference, options.candidate_timeout * 3);
-  if (ref.ok()) {
-    result.reference_name = ref->name();
-    result.reference_us = ref->stats().median_us();
-  } else {
-    // Without a reference the sweep still ranks candidates; only "% of reference" is missing.
-    result.reference_name = absl::StrCat("unavailable: ", std::string(ref.status().message()));
-  }
-  result.time.reference = Seconds(phase);
-
-  Progress progress;
-  progress.total = static_cast<int64_t>(finished.size() + pending.size()) +
-                   std::min(search->remaining(), quota - proposed);
-  auto record = [&](Measurement row) {
-    DeriveFigures(family, options.shape, result.reference_us, row);
-    ++progress.done;
-    ++progress.counts[row.outcome];
-    if (row.outcome == Outcome::kOk && (!progress.best || Faster(row, *progress.best))) {
-      progress.best = row;
-    }
-    progress.elapsed_seconds = Seconds(began);
-    int64_t measured = progress.done - static_cast<int64_t>(finished.size());
-    progress.eta_seconds = measured > 0 ? progress.elapsed_seconds / measured *
-                                              static_cast<double>(progress.total - progress.done)
-                                        : 0;
-    result.rows.push_back(row);
-    if (on_result) on_result(result.rows.back(), progress);
-  };
-  for (auto& [key, row] : finished) {
-    Measurement copy = row;
-    record(std::move(copy));
-  }
-
-  const wpb::TimingPolicy policy = Policy(options.timing);
-  // One candidate: its row, or an error that ends the sweep (the worker or NVRTC broke).
-  auto evaluate = [&](Pending& p) -> absl::StatusOr<Measurement> {
-    Measurement row;
-    row.params = p.params;
-    if (p.pruned) {
-      row.outcome = Outcome::kPruned;
-      row.detail = *p.pruned;
-      return row;
-    }
-    const auto waited = Clock::now();
-    absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
-    result.time.compile_wait += Seconds(waited);
-    if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
-    row.compile_ms = compiled->compile_ms;
-    result.time.compile += compiled->compile_ms / 1000.0;
-    if (compiled->from_cache) ++result.cache_hits;
-    auto resources = compiled->resources.find(std::string(kernels::KernelFamily::kKernelName));
-    if (resources != compiled->resources.end()) row.resources = resources->second;
-    if (!compiled->ok) {
-      row.outcome = Outcome::kCompileFailed;
-      row.detail = LogExcerpt(compiled->log);
-      return row;
-    }
-    if (auto why = family.PruneCompiled(p.params, row.resources, limits)) {
-      row.outcome = Outcome::kPruned;
-      row.detail = *why;
-      return row;
-    }
-    wpb::Run run;
-    wpb::Candidate* candidate = run.mutable_candidate();
-    candidate->set_key(compiled->key);
-    candidate->set_cubin(compiled->cubin);
-    candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-    LaunchGeometry g = family.Geometry(p.params, options.shape);
-    wpb::Geometry* geometry = candidate->mutable_geometry();
-    for (uint32_t v : g.grid) geometry->add_grid(v);
-    for (uint32_t v : g.block) geometry->add_block(v);
-    geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-    *run.mutable_timing() = policy;
-    run.set_verify(options.verify);
-    const std::string key = FormatParams(p.params);
-    run.set_debug_hang(options.debug_hang.count(key) > 0);
-    run.set_debug_crash(options.debug_crash.count(key) > 0);
-
-    const auto sent = Clock::now();
-    auto ran = worker_.Run(run, options.candidate_timeout);
-    result.time.gpu += Seconds(sent);
-    if (!ran.ok()) return ran.status();
-    result.time.load += ran->load_ms() / 1000;
-    result.time.verify += ran->verify_ms() / 1000;
-    result.time.timing += ran->time_ms() / 1000;
-    if (ran->registers() > 0) {
-      // Whatever the compile report lacked (some NVRTC builds log nothing; the cubin carries no
-      // shared-memory figure), take from the driver's account of the loaded function.
-      if (row.resources.registers == 0) row.resources.registers = ran->registers();
-      if (row.resources.static_shared_bytes == 0) {
-        row.resources.static_shared_bytes = ran->static_shared_bytes();
-      }
-      if (row.resources.stack_bytes == 0) row.resources.stack_bytes = ran->local_bytes();
-    }
-    row.outcome = worker::FromProto(ran->outcome());
-    row.detail = ran->detail();
-    row.timing = {ran->stats().samples(), ran->stats().median_us(), ran->stats().min_us(),
-                  ran->stats().rel_spread()};
-    return row;
-  };
-  while (!pending.empty()) {
-    if (cancel != nullptr && cancel->load()) {
-      result.cancelled = true;
-      break;
-    }
-    if (options.max_seconds > 0 && Seconds(began) > options.max_seconds) {
-      result.budget_exhausted = true;
-      break;
-    }
-    absl::StatusOr<Measurement> row = evaluate(pending.front());
-    if (!row.ok()) return row.status();
-    pending.pop_front();
-    search->Tell(row->params, OkTime(*row));
-    record(*std::move(row));
-    refill();
-  }
-  // The evaluation budget stopped a search that had more to propose.
-  if (proposed >= quota && search->remaining() > 0) result.budget_exhausted = true;
-
-  // Finalists: re-measured in turns, so that a drift in clocks or temperature hits all alike.
-  phase = Clock::now();
-  std::vector<size_t> ok_rows;
-  for (size_t i = 0; i < result.rows.size(); ++i) {
-    if (result.rows[i].outcome == Outcome::kOk) ok_rows.push_back(i);
-  }
-  std::sort(ok_rows.begin(), ok_rows.end(),
-            [&](size_t a, size_t b) { return Faster(result.rows[a], result.rows[b]); });
-  if (ok_rows.size() > static_cast<size_t>(std::max(options.finalists, 0))) {
-    ok_rows.resize(std::max(options.finalists, 0));
-  }
-  const bool stopped = result.cancelled || (cancel != nullptr && cancel->load()) ||
-                       (options.max_seconds > 0 && Seconds(began) > options.max_seconds);
-  if (ok_rows.size() > 1 && !stopped) {
-    std::map<size_t, std::vector<double>> medians;
-    std::map<size_t, wpb::Run> runs;
-    for (size_t i : ok_rows) {
-      medians[i].push_back(result.rows[i].timing.median_us);
-      auto compiled = pool_.Submit(CandidateRequest(family, result.rows[i].params, result.arch)).get();
-      if (!compiled.ok() || !compiled->ok) continue;
-      wpb::Run& run = runs[i];
-      run.mutable_candidate()->set_key(compiled->key);
-      run.mutable_candidate()->set_cubin(compiled->cubin);
-      run.mutable_candidate()->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-      LaunchGeometry g = family.Geometry(result.rows[i].params, options.shape);
-      for (uint32_t v : g.grid) run.mutable_candidate()->mutable_geometry()->add_grid(v);
-      for (uint32_t v : g.block) run.mutable_candidate()->mutable_geometry()->add_block(v);
-      run.mutable_candidate()->mutable_geometry()->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-      *run.mutable_timing() = policy;
-      run.set_verify(false);  // verified already; these runs only time
-    }
-    for (int round = 0; round < options.remeasure_rounds; ++round) {
-      if ((cancel != nullptr && cancel->load()) ||
-          (options.max_seconds > 0 && Seconds(began) > options.max_seconds)) {
-        break;  // the budget also bounds the finalists' re-measurement
-      }
-      for (auto& [i, run] : runs) {
-        auto ran = worker_.Run(run, options.candidate_timeout);
-        if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
-          medians[i].push_back(ran->stats().median_us());
-          result.rows[i].timing.samples += ran->stats().samples();
-        }
-      }
-    }
-    for (auto& [i, values] : medians) {
-      std::sort(values.begin(), values.end());
-      size_t n = values.size();
-      result.rows[i].timing.median_us =
-          n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-      DeriveFigures(family, options.shape, result.reference_us, result.rows[i]);
-    }
-  }
-  result.time.remeasure = Seconds(phase);
-  for (size_t i : ok_rows) {
-    if (!result.winner || Faster(result.rows[i], result.rows[*result.winner])) result.winner = i;
-  }
-  result.worker_restarts = worker_.restarts();
-  result.time.wall = Seconds(began);
-  return result;
+  return SweepRun(pool_, worker_, options, on_result, cancel).Run();
 }
 
 }  // namespace cutune::tuner

@@ -1,7 +1,8 @@
 // A sweep: one family on one shape, over a (possibly narrowed) space, within a budget. Candidates
 // are chosen by a strategy, pruned against the device, compiled ahead on the compile pool, then
 // verified and timed one at a time by the GPU's worker. Every candidate ends as a Measurement
-// row whatever its outcome; the best few are re-measured interleaved before a winner is named.
+// row whatever its outcome; the best few are re-measured interleaved, and the winner is the
+// canonical first of those tied with the fastest (winner.h).
 #pragma once
 
 #include <atomic>
@@ -43,7 +44,7 @@ struct SweepOptions {
   double max_seconds = 0;                // 0: no limit
   uint64_t seed = 1;                     // inputs and random strategies
   TimingOptions timing;
-  int finalists = 4;                     // re-measured interleaved before a winner is named
+  int finalists = 4;  // fastest ok rows, re-measured interleaved; the winner is one (0: none)
   int remeasure_rounds = 3;
   std::chrono::milliseconds candidate_timeout{10'000};
   bool verify = true;
@@ -82,7 +83,12 @@ struct SweepResult {
   std::string nvrtc_version;
   std::string arch;
   std::vector<Measurement> rows;       // every candidate considered, in evaluation order
-  std::optional<size_t> winner;        // index into rows
+  std::optional<size_t> winner;        // index into rows: the CanonicalBefore-first of `tied`
+  // Only finalists can be tied: the fastest rows re-measured after the evaluation
+  // (SweepOptions::finalists), those of them re-measured at least once. Without a re-measurement
+  // (one ok row, or a sweep stopped before it) the fastest is tied alone. In row order; empty
+  // when there is no winner.
+  std::vector<size_t> tied;  // indices into rows tied with the fastest, the winner among them
   std::string reference_name;
   double reference_us = 0;
   int64_t invalid = 0;                 // combinations that break the space's constraints

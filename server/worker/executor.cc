@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -13,6 +12,8 @@
 #include "server/cuda/check.h"
 #include "server/cuda/cublas.h"
 #include "server/cuda/errors.h"
+#include "server/tuner/timing.h"
+#include "server/tuner/verification.h"
 #include "server/worker/outcome.h"
 
 namespace cutune::worker {
@@ -315,10 +316,10 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
   for (int i = 0; i < policy.warmup(); ++i) {
     if (auto s = launch(); !s.ok()) return s;
   }
+  const tuner::StoppingRule rule{policy.min_samples(), policy.max_samples(),
+                                 policy.target_rel_spread(), policy.max_ms()};
   std::vector<double> samples;
   const auto began = std::chrono::steady_clock::now();
-  const int min_samples = std::max(1, policy.min_samples());
-  const int max_samples = std::max(min_samples, policy.max_samples());
   while (true) {
     if (flush_l2) {
       if (auto s = CUTUNE_DRIVER_CALL(api, cuMemsetD32Async, flush_buffer_.get(),
@@ -344,23 +345,15 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
       return s;
     }
     samples.push_back(ms * 1000.0);
-    const int n = static_cast<int>(samples.size());
-    double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / n;
-    double var = 0;
-    for (double x : samples) var += (x - mean) * (x - mean);
-    double rel = n > 1 ? std::sqrt(var / (n - 1)) / mean : 1.0;
-    double elapsed_ms = std::chrono::duration<double, std::milli>(
-                            std::chrono::steady_clock::now() - began)
-                            .count();
-    if ((n >= min_samples && rel <= policy.target_rel_spread()) || n >= max_samples ||
-        (policy.max_ms() > 0 && elapsed_ms >= policy.max_ms() && n >= 3)) {
-      std::vector<double> sorted = samples;
-      std::sort(sorted.begin(), sorted.end());
+    const double elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    if (tuner::EnoughSamples(rule, samples, elapsed_ms)) {
+      const TimingStats summary = tuner::Summarize(std::move(samples));
       wpb::Stats stats;
-      stats.set_samples(n);
-      stats.set_median_us(n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
-      stats.set_min_us(sorted.front());
-      stats.set_rel_spread(n > 1 ? rel : 0);
+      stats.set_samples(summary.samples);
+      stats.set_median_us(summary.median_us);
+      stats.set_min_us(summary.min_us);
+      stats.set_rel_spread(summary.rel_spread);
       return stats;
     }
   }
@@ -456,21 +449,17 @@ absl::StatusOr<wpb::RunResult> Executor::Run(const wpb::Run& run) {
     if (s.ok()) s = CUTUNE_DRIVER_CALL(api, cuStreamSynchronize, stream_.get());
     if (s.ok()) s = CUTUNE_DRIVER_CALL(api, cuMemcpyDtoH, &host, scratch, sizeof(host));
     if (!s.ok()) return Failed(std::move(result), s, "verify");
-    float max_abs = 0;
-    std::memcpy(&max_abs, &host.max_bits, 4);
-    double rel = host.sums[1] > 0 ? std::sqrt(host.sums[0] / host.sums[1]) : std::sqrt(host.sums[0]);
-    result.set_max_abs_error(max_abs);
-    result.set_rel_error(rel);
-    kernels::Verification v = problem_->family->verification();
-    bool good = host.nonfinite == 0 && (v.exact ? host.sums[0] == 0 && max_abs == 0
-                                                : rel <= v.max_rel_error);
-    if (!good) {
+    tuner::OutputComparison comparison;
+    comparison.squared_error = host.sums[0];
+    comparison.squared_reference = host.sums[1];
+    std::memcpy(&comparison.max_abs_error, &host.max_bits, 4);
+    comparison.nonfinite = host.nonfinite;
+    const tuner::Verdict verdict = tuner::JudgeOutput(problem_->family->verification(), comparison);
+    result.set_max_abs_error(comparison.max_abs_error);
+    result.set_rel_error(verdict.rel_error);
+    if (!verdict.correct) {
       result.set_outcome(wpb::OUTCOME_WRONG_ANSWER);
-      result.set_detail(absl::StrFormat(
-          "output differs from the reference: %llu non-finite or unwritten elements, max |error| "
-          "%.3g, relative error %.3g (allowed %s)",
-          host.nonfinite, max_abs, rel,
-          v.exact ? "exact" : absl::StrFormat("%.1g", v.max_rel_error)));
+      result.set_detail(verdict.detail);
       return result;
     }
   }

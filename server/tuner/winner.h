@@ -1,0 +1,33 @@
+// The winner a sweep names. Its rows are ranked by median time; after the fastest few (the
+// finalists) are re-measured, the rows tied with the fastest (server/core/ties.h) are one result
+// within the noise, and the canonical first of them (CanonicalBefore) is the winner, so that
+// repeated sweeps and other machines name the same configuration where timing cannot tell.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+#include "server/core/types.h"
+
+namespace cutune::tuner {
+
+// The order a sweep ranks rows in: the lower median first, equal medians by parameter text, so
+// that the ranking is the same on every run.
+bool RanksBefore(const Measurement& a, const Measurement& b);
+
+struct WinnerChoice {
+  std::optional<size_t> winner;  // index into rows: the CanonicalBefore-first of `tied`
+  std::vector<size_t> tied;      // indices into rows tied with the fastest, the winner among them
+};
+
+// Among `finalists` (indices of ok rows; any other row is passed over), the fastest by
+// RanksBefore is tied with itself, and so is every finalist listed in `remeasured` whose timing is
+// Tied with the fastest's, when the fastest was re-measured too: only re-measured rows can tie,
+// since a row timed once is not comparable with rows timed again. `tied` is in row order; no ok
+// finalist: no winner and nothing tied.
+WinnerChoice ChooseWinner(const std::vector<Measurement>& rows,
+                          const std::vector<size_t>& finalists,
+                          const std::vector<size_t>& remeasured);
+
+}  // namespace cutune::tuner

@@ -1,0 +1,98 @@
+// What a compiled candidate comes to (server/tuner/candidate.h), from made-up compiler answers:
+// the one rule the sweep and `cutune space compile` share.
+#include "server/tuner/candidate.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace cutune::tuner {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+class ReportCompiledTest : public ::testing::Test {
+ protected:
+  ReportCompiledTest() : family_(kernels::TransposeFamily()) {
+    family_.default_space().ForEachValid([&](uint64_t, const Params& params) {
+      if (params_.empty()) params_ = params;
+    });
+    limits_ = *kernels::DeviceLimits::ForArch("sm_90");
+  }
+
+  compiler::CompileResult Compiled(int registers) const {
+    compiler::CompileResult compiled;
+    compiled.ok = true;
+    compiled.log = "ptxas info    : Used some registers";
+    compiled.cubin = "not a cubin";
+    compiled.resources[std::string(kernels::KernelFamily::kKernelName)] = {
+        .registers = registers, .static_shared_bytes = 1024, .stack_bytes = 8};
+    compiled.resources["some_helper"] = {.registers = 250};
+    compiled.compile_ms = 12.5;
+    compiled.from_cache = true;
+    return compiled;
+  }
+
+  const kernels::KernelFamily& family_;
+  Params params_;
+  kernels::DeviceLimits limits_;
+};
+
+TEST_F(ReportCompiledTest, ACompiledCandidateWithinTheLimitsIsOk) {
+  ASSERT_FALSE(params_.empty());
+  CompileReport report = ReportCompiled(family_, params_, Compiled(32), limits_);
+  EXPECT_EQ(report.outcome, Outcome::kOk);
+  EXPECT_EQ(report.detail, "");
+  EXPECT_EQ(report.params, params_);
+  EXPECT_EQ(report.resources.registers, 32) << "the family's kernel, not another entry point";
+  EXPECT_EQ(report.resources.static_shared_bytes, 1024);
+  EXPECT_EQ(report.resources.stack_bytes, 8);
+  EXPECT_EQ(report.compile_ms, 12.5);
+  EXPECT_TRUE(report.from_cache);
+}
+
+TEST_F(ReportCompiledTest, ResourcesOverTheDeviceLimitArePruned) {
+  CompileReport report = ReportCompiled(family_, params_, Compiled(300), limits_);
+  EXPECT_EQ(report.outcome, Outcome::kPruned);
+  EXPECT_EQ(report.detail, "300 registers per thread exceed the limit of 255 on sm_90");
+  EXPECT_EQ(report.resources.registers, 300) << "kept for the row";
+  EXPECT_EQ(report.compile_ms, 12.5);
+}
+
+TEST_F(ReportCompiledTest, AFailedCompilationKeepsTheEndOfTheLog) {
+  compiler::CompileResult compiled;
+  compiled.ok = false;
+  compiled.log =
+      std::string(2000, 'x') + "\ntranspose.cu(7): error: identifier \"q\" is undefined\n";
+  compiled.compile_ms = 3;
+  CompileReport report = ReportCompiled(family_, params_, compiled, limits_);
+  EXPECT_EQ(report.outcome, Outcome::kCompileFailed);
+  EXPECT_EQ(report.detail.size(), kLogExcerptChars + 3);
+  EXPECT_THAT(report.detail, StartsWith("...x"));
+  EXPECT_THAT(report.detail, EndsWith("error: identifier \"q\" is undefined\n"));
+  EXPECT_EQ(report.compile_ms, 3);
+}
+
+TEST_F(ReportCompiledTest, AShortLogIsKeptWhole) {
+  compiler::CompileResult compiled;
+  compiled.ok = false;
+  compiled.log = "transpose.cu(7): error: expected a \";\"\n1 error detected\n";
+  CompileReport report = ReportCompiled(family_, params_, compiled, limits_);
+  EXPECT_EQ(report.outcome, Outcome::kCompileFailed);
+  EXPECT_EQ(report.detail, compiled.log);
+}
+
+TEST(LogExcerptTest, CutsOnlyPastTheLimit) {
+  EXPECT_EQ(LogExcerpt(""), "");
+  const std::string full(kLogExcerptChars, 'a');
+  EXPECT_EQ(LogExcerpt(full), full);
+  const std::string longer = "b" + full;
+  EXPECT_EQ(LogExcerpt(longer), "..." + full);
+  EXPECT_THAT(LogExcerpt(longer), Not(HasSubstr("b")));
+}
+
+}  // namespace
+}  // namespace cutune::tuner

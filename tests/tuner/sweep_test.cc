@@ -1,0 +1,148 @@
+// Sweeps on the fake worker (tests/worker/fake_worker_main.cc), so that the sweep's phases run on
+// a machine without a GPU: every candidate evaluated and verified, the finalists re-measured
+// without verification, and the winner named among the finalists tied with the fastest. The fake
+// worker's times are fixed per candidate, without spread: only equal times tie.
+#include "server/tuner/sweep.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/core/ties.h"
+#include "server/tuner/winner.h"
+
+namespace cutune::tuner {
+namespace {
+
+using ::testing::Contains;
+
+std::string Beside(const std::string& name) {
+  return (std::filesystem::read_symlink("/proc/self/exe").parent_path() / name).string();
+}
+
+std::vector<Params> FirstCandidates(const kernels::Space& space, size_t n) {
+  std::vector<Params> out;
+  space.ForEachValid([&](uint64_t, const Params& params) {
+    if (out.size() < n) out.push_back(params);
+  });
+  return out;
+}
+
+// The runs the fake worker logged: how many verified, how many not.
+std::pair<int, int> CountRuns(const std::string& log) {
+  std::ifstream in(log);
+  int verified = 0, unverified = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line == "run verify=1") ++verified;
+    if (line == "run verify=0") ++unverified;
+  }
+  return {verified, unverified};
+}
+
+class FakeWorkerSweepTest : public ::testing::Test {
+ protected:
+  FakeWorkerSweepTest()
+      : log_((std::filesystem::temp_directory_path() /
+              ("cutune-sweep-test-" + std::to_string(getpid()) + ".log"))
+                 .string()),
+        pool_(compiler_, 2),
+        worker_({.executable = Beside("fake-worker")}),
+        sweeper_(pool_, worker_) {
+    std::filesystem::remove(log_);
+    setenv("FAKE_WORKER_RUN_LOG", log_.c_str(), 1);
+  }
+  ~FakeWorkerSweepTest() override {
+    unsetenv("FAKE_WORKER_RUN_LOG");
+    std::filesystem::remove(log_);
+  }
+
+  SweepOptions Options(size_t candidates) const {
+    SweepOptions options;
+    options.family = &kernels::TransposeFamily();
+    options.shape = {256, 256};
+    options.candidates = FirstCandidates(options.family->default_space(), candidates);
+    options.finalists = 4;
+    options.remeasure_rounds = 2;
+    return options;
+  }
+
+  const std::string log_;
+  compiler::CachingCompiler compiler_;
+  compiler::CompilePool pool_;
+  worker::WorkerProcess worker_;
+  Sweeper sweeper_;
+};
+
+TEST_F(FakeWorkerSweepTest, TheWinnerIsTheCanonicalFirstOfTheFinalistsTiedWithTheFastest) {
+  const SweepOptions options = Options(12);
+  auto r = sweeper_.Run(options, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->rows.size(), 12u);
+  std::vector<size_t> ranked;
+  for (size_t i = 0; i < r->rows.size(); ++i) {
+    if (r->rows[i].outcome == Outcome::kOk) ranked.push_back(i);
+  }
+  ASSERT_GE(ranked.size(), 4u);
+  std::sort(ranked.begin(), ranked.end(),
+            [&](size_t a, size_t b) { return RanksBefore(r->rows[a], r->rows[b]); });
+
+  // The fake worker times a candidate the same every time, so re-measurement keeps the ranking:
+  // the finalists are the four fastest, and those with the fastest's time are tied.
+  const Measurement& fastest = r->rows[ranked[0]];
+  std::vector<size_t> tied;
+  for (size_t k = 0; k < 4; ++k) {
+    if (r->rows[ranked[k]].timing.median_us == fastest.timing.median_us) tied.push_back(ranked[k]);
+  }
+  std::sort(tied.begin(), tied.end());
+  EXPECT_EQ(r->tied, tied);
+  ASSERT_TRUE(r->winner.has_value());
+  EXPECT_THAT(r->tied, Contains(*r->winner));
+  for (size_t i : r->tied) {
+    EXPECT_FALSE(CanonicalBefore(r->rows[i].params, r->rows[*r->winner].params))
+        << FormatParams(r->rows[i].params) << " comes before the winner "
+        << FormatParams(r->rows[*r->winner].params);
+  }
+
+  // Each ok candidate verified once; each finalist timed again, unverified, in every round.
+  auto [verified, unverified] = CountRuns(log_);
+  EXPECT_EQ(verified, static_cast<int>(ranked.size()));
+  EXPECT_EQ(unverified, 4 * options.remeasure_rounds);
+  for (size_t k = 0; k < ranked.size(); ++k) {
+    EXPECT_EQ(r->rows[ranked[k]].timing.samples, k < 4 ? 10 + 10 * options.remeasure_rounds : 10)
+        << "rank " << k;
+  }
+}
+
+TEST_F(FakeWorkerSweepTest, WithoutReMeasurementTheFastestIsTiedAlone) {
+  SweepOptions options = Options(6);
+  options.finalists = 1;
+  auto r = sweeper_.Run(options, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->winner.has_value());
+  EXPECT_EQ(r->tied, std::vector<size_t>{*r->winner});
+  for (const Measurement& row : r->rows) {
+    if (row.outcome == Outcome::kOk) {
+      EXPECT_FALSE(RanksBefore(row, r->rows[*r->winner])) << FormatParams(row.params);
+    }
+  }
+  EXPECT_EQ(CountRuns(log_).second, 0) << "one finalist is not re-measured";
+}
+
+TEST_F(FakeWorkerSweepTest, NoFinalistsNoWinner) {
+  SweepOptions options = Options(3);
+  options.finalists = 0;
+  auto r = sweeper_.Run(options, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_FALSE(r->winner.has_value());
+  EXPECT_TRUE(r->tied.empty());
+}
+
+}  // namespace
+}  // namespace cutune::tuner
