@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -217,5 +218,16 @@ absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Pa
 }
 
 std::string_view SupportSource() { return embedded::kSupportSource; }
+
+double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
+                        int sm_count) {
+  const LaunchGeometry g = family.Geometry(params, shape);
+  const double blocks = static_cast<double>(g.grid[0]) * static_cast<double>(g.grid[1]) *
+                        static_cast<double>(g.grid[2]);
+  const double slots = static_cast<double>(std::max(1, sm_count));
+  const double waves = std::ceil(blocks / slots);
+  const double busy = waves > 0 ? blocks / (waves * slots) : 1.0;
+  return family.TileCoverage(params, shape) * busy;
+}
 
 }  // namespace cutune::kernels

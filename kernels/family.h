@@ -95,6 +95,11 @@ class KernelFamily {
   absl::Status ValidateParams(const Params& params) const;
 
   virtual LaunchGeometry Geometry(const Params& params, const Shape& shape) const = 0;
+  // The share of the launched tiles' area that covers the output, in (0, 1] (1: a family
+  // without output tiles).
+  virtual double TileCoverage(const Params& /*params*/, const Shape& /*shape*/) const {
+    return 1.0;
+  }
   // Geometry of the reference kernel.
   virtual LaunchGeometry ReferenceGeometry(const Shape& shape) const = 0;
 
@@ -134,6 +139,12 @@ absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Pa
 absl::Status ValidateProblem(std::string_view family, const Shape& shape);
 // A known family and parameters its KernelFamily::ValidateParams accepts.
 absl::Status ValidateParams(std::string_view family, const Params& params);
+
+// How well a configuration's launch fits a shape, in (0, 1]: TileCoverage times the share of the
+// last wave's SMs kept busy (blocks from Geometry, one block per SM per wave assumed). The
+// prediction model corrects a member's measured slowdown at a neighbouring shape with it.
+double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
+                        int sm_count);
 
 // The built-in families (also reachable through the registry).
 const KernelFamily& TransposeFamily();

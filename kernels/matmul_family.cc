@@ -196,6 +196,13 @@ class MatmulFamilyImpl final : public KernelFamily {
     return geometry;
   }
 
+  double TileCoverage(const Params& params, const Shape& shape) const override {
+    const int64_t bm = Get(params, "bm"), bn = Get(params, "bn");
+    return static_cast<double>(shape[0]) * static_cast<double>(shape[1]) /
+           (static_cast<double>(CeilDiv(shape[0], bm) * bm) *
+            static_cast<double>(CeilDiv(shape[1], bn) * bn));
+  }
+
   LaunchGeometry ReferenceGeometry(const Shape& shape) const override {
     LaunchGeometry geometry;
     geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0] * shape[1], 256));

@@ -90,6 +90,13 @@ class TransposeFamilyImpl final : public KernelFamily {
     return geometry;
   }
 
+  double TileCoverage(const Params& params, const Shape& shape) const override {
+    const int64_t tile = Get(params, "tile");
+    return static_cast<double>(shape[0]) * static_cast<double>(shape[1]) /
+           (static_cast<double>(CeilDiv(shape[0], tile) * tile) *
+            static_cast<double>(CeilDiv(shape[1], tile) * tile));
+  }
+
   LaunchGeometry ReferenceGeometry(const Shape& shape) const override {
     LaunchGeometry geometry;
     geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0] * shape[1], 256));

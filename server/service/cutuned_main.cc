@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   if (!authorizer.ok()) return Fail(authorizer.status());
   for (const std::string& warning : warnings) std::cerr << "cutuned: warning: " << warning << "\n";
   if (auto s = CheckUnixSocketFree(*address); !s.ok()) return Fail(s);
-  auto store = store::Store::Open(flags.db, {.validator = service::FamilyRules()});
+  auto store = store::Store::Open(flags.db, service::StoreRules());
   if (!store.ok()) return Fail(store.status());
   if (!flags.tables.empty()) {
     if (auto s = ImportTables(**store, flags.tables); !s.ok()) return Fail(s);

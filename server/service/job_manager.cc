@@ -53,11 +53,16 @@ nlohmann::ordered_json SpecJson(const JobSpec& spec) {
   return j;
 }
 
-// The starting set of a quick sweep: the device model's winners of the family, nearest shape
-// first, and the family's baseline.
+// The starting set of a quick sweep: the device model's portfolio, ranked for the shape by its
+// prediction model; then, up to kMaxMembers, its other winners of the family, nearest shape
+// first; and the family's baseline.
 absl::StatusOr<std::vector<Params>> QuickStart(store::Store& store, const std::string& model,
                                                const kernels::KernelFamily& family, DType dtype,
                                                const Shape& shape) {
+  std::vector<Params> start;
+  if (auto predictor = store.PredictionModel(model, family.name(), dtype)) {
+    start = predictor->Ranked(shape);
+  }
   auto winners = store.ListWinners(model);
   if (!winners.ok()) return winners.status();
   std::vector<predict::TunedShape> tuned;
@@ -65,7 +70,10 @@ absl::StatusOr<std::vector<Params>> QuickStart(store::Store& store, const std::s
     if (w.family != family.name() || w.dtype != dtype) continue;
     tuned.push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
   }
-  std::vector<Params> start = predict::NearestWinners(tuned, shape);
+  for (const Params& p : predict::NearestWinners(tuned, shape)) {
+    if (start.size() >= predict::kMaxMembers) break;
+    if (std::find(start.begin(), start.end(), p) == start.end()) start.push_back(p);
+  }
   const Params baseline = family.baseline();
   if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
   return start;

@@ -48,6 +48,8 @@ pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
   switch (rung) {
     case store::LookupRung::kExact:
       return pb::GetBestConfigResponse::EXACT;
+    case store::LookupRung::kPredicted:
+      return pb::GetBestConfigResponse::PREDICTED;
     case store::LookupRung::kNearestShape:
       return pb::GetBestConfigResponse::NEAREST_SHAPE;
     case store::LookupRung::kSameArchitecture:
@@ -98,6 +100,20 @@ constexpr int kMaxCandidates = 4096;      // more than a family's whole default 
 
 store::EntryValidator FamilyRules() {
   return {kernels::ValidateProblem, kernels::ValidateParams};
+}
+
+store::StoreOptions StoreRules() {
+  store::StoreOptions options;
+  options.validator = FamilyRules();
+  // Only asked about configurations and shapes the validator accepted (winners, imported
+  // members), whose geometry is defined.
+  options.efficiency = [](std::string_view name, const Params& params, const Shape& shape,
+                          int sm_count) {
+    const kernels::KernelFamily* family = kernels::FindFamily(name);
+    if (family == nullptr) return 1.0;
+    return kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
+  };
+  return options;
 }
 
 struct TunerService::Target {
@@ -348,6 +364,11 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   response->set_gbps(found.winner.gbps);
   response->set_tflops(found.winner.tflops);
   response->set_percent_of_reference(found.winner.percent_of_reference);
+  response->set_measured_at_asked_shape(found.rung == store::LookupRung::kExact);
+  if (found.rung == store::LookupRung::kPredicted) {
+    response->set_predicted_time_us(found.predicted_time_us);
+    response->set_expected_slowdown(found.expected_slowdown);
+  }
   for (const std::string& s : found.stale) response->add_stale(s);
   if (request->include_source()) response->set_source(std::string(family.source()));
   if (request->include_cubin()) {

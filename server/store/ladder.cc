@@ -14,6 +14,8 @@ std::string_view LookupRungName(LookupRung rung) {
   switch (rung) {
     case LookupRung::kExact:
       return "exact";
+    case LookupRung::kPredicted:
+      return "predicted";
     case LookupRung::kNearestShape:
       return "nearest_shape";
     case LookupRung::kSameArchitecture:
@@ -131,14 +133,42 @@ std::optional<LookupResult> Exact(const LookupQuery& query, const LadderInput& i
                 BestOf(query, own, [&](const Winner& w) { return w.shape == query.shape; }));
 }
 
-// Rung 2: the nearest shape tuned on the query's own model.
+// Rung 2: the portfolio member the own model's prediction model picks for the shape. Its
+// figures are the member's at the nearest tuned shape where it was measured (tuned_shape), with
+// that shape's winner's provenance and reference.
+std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInput& input) {
+  if (input.models == nullptr) return std::nullopt;
+  auto found = input.models->find(ModelKey{query.device_model, query.family, query.dtype});
+  if (found == input.models->end() || !found->second) return std::nullopt;
+  const predict::Model& model = *found->second;
+  if (model.portfolio().shapes.size() < kMinPredictedShapes) return std::nullopt;
+  std::optional<predict::Prediction> prediction = model.Predict(query.shape);
+  if (!prediction || prediction->measured_shape.empty()) return std::nullopt;
+  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
+  const Pick at = BestOf(query, own, [&](const Winner& w) {
+    return w.shape == prediction->measured_shape;
+  });
+  std::optional<LookupResult> result = Answer(query, LookupRung::kPredicted, at);
+  if (!result) return std::nullopt;
+  result->distance = predict::ShapeDistance(query.shape, prediction->measured_shape);
+  Measurement measured;
+  measured.params = prediction->params;
+  measured.timing.median_us = prediction->measured_us;
+  measured.timing.samples = 0;  // a matrix cell: its samples are not kept
+  result->winner = std::move(measured);
+  result->predicted_time_us = prediction->predicted_time_us;
+  result->expected_slowdown = prediction->expected_slowdown;
+  return result;
+}
+
+// Rung 3: the nearest shape tuned on the query's own model.
 std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderInput& input) {
   auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
   return Answer(query, LookupRung::kNearestShape,
                 BestOf(query, own, [](const Winner&) { return true; }));
 }
 
-// Rung 3: the nearest shape tuned on another model of the same compute capability.
+// Rung 4: the nearest shape tuned on another model of the same compute capability.
 std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const LadderInput& input) {
   auto same_cc =
       input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
@@ -151,7 +181,7 @@ using RungFn = std::optional<LookupResult> (*)(const LookupQuery&, const LadderI
 
 // The rungs in order; the first that answers wins, and the family default answers when none
 // does. A new rung is a function here, inserted where it ranks.
-constexpr RungFn kRungs[] = {Exact, NearestShape, SameArchitecture};
+constexpr RungFn kRungs[] = {Exact, Predicted, NearestShape, SameArchitecture};
 
 }  // namespace
 

@@ -2,7 +2,8 @@
 // how good a match it is. No SQLite, no locks: the store builds a WinnerIndex after each write
 // and asks Ladder() on every lookup; tests build one from a few winners.
 //
-// Rungs, in order (the first that answers wins): exact (own model, same shape) -> nearest shape
+// Rungs, in order (the first that answers wins): exact (own model, same shape) -> predicted (a
+// portfolio member chosen by the own model's prediction model, predict/model.h) -> nearest shape
 // on the own model -> nearest shape on another model of the same compute capability -> family
 // default. Within a rung: shape distance, then a winner of the current source hash before a
 // stale one, then fewer stale fields, then speed, then model name.
@@ -15,12 +16,15 @@
 #include <utility>
 #include <vector>
 
+#include <memory>
+
 #include "server/core/types.h"
+#include "server/predict/model.h"
 #include "server/store/winner.h"
 
 namespace cutune::store {
 
-enum class LookupRung { kExact, kNearestShape, kSameArchitecture, kFamilyDefault };
+enum class LookupRung { kExact, kPredicted, kNearestShape, kSameArchitecture, kFamilyDefault };
 std::string_view LookupRungName(LookupRung rung);
 
 struct LookupQuery {
@@ -46,7 +50,22 @@ struct LookupResult {
   Reference reference;
   int64_t measured_at_ms = 0;
   std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
+  // kPredicted: the member's predicted time at the asked shape and its calibrated expected
+  // slowdown against a tuning of it; `winner` holds the member's time at `tuned_shape`.
+  double predicted_time_us = 0;
+  double expected_slowdown = 0;
 };
+
+// Prediction models by (device model, family, dtype).
+struct ModelKey {
+  std::string device_model;
+  std::string family;
+  DType dtype = DType::kF32;
+  auto operator<=>(const ModelKey&) const = default;
+};
+using ModelMap = std::map<ModelKey, std::shared_ptr<const predict::Model>>;
+// The fewest tuned shapes a model needs before the PREDICTED rung answers from it.
+inline constexpr size_t kMinPredictedShapes = 4;
 
 // Winners indexed for the ladder: per family and dtype, by device model (rungs 1-2) and by
 // compute capability (rung 3), with log2 of each shape precomputed so a lookup costs a few
@@ -89,6 +108,7 @@ class WinnerIndex {
 // measured configurations) gets its own member here.
 struct LadderInput {
   const WinnerIndex& winners;
+  const ModelMap* models = nullptr;  // none: no PREDICTED rung
 };
 
 // Never fails: with nothing that matches, the answer is the family default.

@@ -124,8 +124,22 @@ constexpr std::string_view kV2ToV3 = R"sql(
 ALTER TABLE winners ADD COLUMN ties TEXT NOT NULL DEFAULT '';
 )sql";
 
+// Version 4: portfolio matrix cells imported from tables (a member's time at a tuned shape,
+// without the sweep it came from); measured rows stay in `rows`.
+constexpr std::string_view kV3ToV4 = R"sql(
+CREATE TABLE matrix_cells (
+  device_model_id INTEGER NOT NULL REFERENCES device_models(id),
+  family TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  params TEXT NOT NULL,
+  time_us REAL NOT NULL CHECK (time_us > 0),
+  PRIMARY KEY (device_model_id, family, dtype, shape, params)
+);
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3};
+constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace

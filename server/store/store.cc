@@ -124,6 +124,7 @@ absl::StatusOr<std::optional<StoredRow>> OkRow(Db& db, int64_t sweep_id, const P
 struct Store::WinnerCache {
   WinnerIndex index;
   std::vector<DeviceModel> models;  // every device model, by name
+  ModelMap predictors;
 };
 
 Store::Store(Db writer, Db reader, StoreOptions options)
@@ -188,7 +189,7 @@ void Store::DropRefused(std::vector<Winner>& winners, bool log) {
   });
 }
 
-absl::Status Store::RefreshCacheLocked() {
+absl::Status Store::RefreshCacheLocked(bool retrain) {
   absl::StatusOr<std::vector<Winner>> winners = QueryWinners(writer_, "");
   if (!winners.ok()) return winners.status();
   DropRefused(*winners, /*log=*/true);
@@ -207,10 +208,78 @@ absl::Status Store::RefreshCacheLocked() {
                              static_cast<int>(models->Int(2)), static_cast<int>(models->Int(3)),
                              models->Int(4)});
   }
+  if (retrain || !cache_) {
+    absl::StatusOr<ModelMap> trained = TrainModelsLocked(cache->index, cache->models);
+    if (!trained.ok()) return trained.status();
+    cache->predictors = *std::move(trained);
+  } else {
+    cache->predictors = Snapshot()->predictors;
+  }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
   return absl::OkStatus();
 }
+
+absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
+                                                  const std::vector<DeviceModel>& models) {
+  // Tuned shapes: the accepted winners, by (device model, family, dtype).
+  std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
+  for (const Winner& w : index.winners()) {
+    tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
+        {w.shape, w.measurement.params, w.measurement.timing.median_us});
+  }
+  // Observations: ok rows of finished sweeps and imported matrix cells.
+  std::map<ModelKey, std::vector<predict::Observation>> observed;
+  absl::StatusOr<Stmt> stmt = Stmt::Prepare(
+      writer_,
+      "SELECT m.name, k.family, s.dtype, s.shape, r.params, r.median_us FROM rows r "
+      "JOIN sweeps s ON r.sweep_id = s.id JOIN kernels k ON s.kernel_id = k.id "
+      "JOIN device_models m ON s.device_model_id = m.id "
+      "WHERE r.outcome = 'ok' AND r.median_us > 0 AND s.status != 'running' "
+      "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us "
+      "FROM matrix_cells c JOIN device_models m ON c.device_model_id = m.id");
+  if (!stmt.ok()) return stmt.status();
+  while (true) {
+    absl::StatusOr<bool> row = stmt->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    absl::StatusOr<DType> dtype = ParseDType(stmt->Text(2));
+    absl::StatusOr<Shape> shape = ParseShape(stmt->Text(3));
+    absl::StatusOr<Params> params = ParseParams(stmt->Text(4));
+    if (!dtype.ok() || !shape.ok() || !params.ok()) continue;  // not a tuned shape's member
+    ModelKey key{stmt->Text(0), stmt->Text(1), *dtype};
+    if (!tuned.count(key)) continue;
+    observed[key].push_back({*std::move(shape), *std::move(params), stmt->Double(5)});
+  }
+  ModelMap out;
+  for (auto& [key, shapes] : tuned) {
+    int sm_count = 0;
+    for (const DeviceModel& m : models) {
+      if (m.name == key.device_model) sm_count = m.sm_count;
+    }
+    predict::EfficiencyFn efficiency;
+    if (options_.efficiency) {
+      efficiency = [fn = options_.efficiency, family = key.family, sm_count](
+                       const Params& params, const Shape& shape) {
+        return fn(family, params, shape, sm_count);
+      };
+    }
+    out[key] = std::make_shared<const predict::Model>(
+        predict::Model::Train(shapes, observed[key], std::move(efficiency)));
+  }
+  return out;
+}
+
+std::shared_ptr<const predict::Model> Store::PredictionModel(std::string_view device_model,
+                                                             std::string_view family,
+                                                             DType dtype) const {
+  std::shared_ptr<const WinnerCache> cache = Snapshot();
+  auto found = cache->predictors.find(
+      ModelKey{std::string(device_model), std::string(family), dtype});
+  return found == cache->predictors.end() ? nullptr : found->second;
+}
+
+ModelMap Store::PredictionModels() const { return Snapshot()->predictors; }
 
 std::shared_ptr<const Store::WinnerCache> Store::Snapshot() const {
   std::lock_guard<std::mutex> lock(cache_mu_);
@@ -508,8 +577,9 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
     }
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
-  if (result.winner_changed) {
-    if (absl::Status s = RefreshCacheLocked(); !s.ok()) return s;
+  // A finished sweep's rows are new observations for the prediction models.
+  if (result.winner_changed || status == SweepStatus::kSucceeded) {
+    if (absl::Status s = RefreshCacheLocked(/*retrain=*/true); !s.ok()) return s;
   }
   return result;
 }
@@ -605,7 +675,7 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
 
 LookupResult Store::Lookup(const LookupQuery& query) const {
   std::shared_ptr<const WinnerCache> cache = Snapshot();
-  return Ladder(query, {cache->index});
+  return Ladder(query, {cache->index, &cache->predictors});
 }
 
 }  // namespace cutune::store

@@ -111,9 +111,25 @@ struct EntryValidator {
                           const Params& configuration) const;
 };
 
+// How well a configuration's launch fits a shape on a GPU with `sm_count` SMs, in (0, 1]; the
+// daemon passes kernels::LaunchEfficiency. The prediction models use it; empty: 1 everywhere.
+using EfficiencyFn = std::function<double(std::string_view family, const Params& params,
+                                          const Shape& shape, int sm_count)>;
+
 struct StoreOptions {
   // Empty: every stored winner and row is trusted.
   EntryValidator validator = {};
+  EfficiencyFn efficiency = {};
+};
+
+// One cell of a portfolio matrix imported from a table: a member's time at a tuned shape.
+struct MatrixCell {
+  std::string device_model;
+  std::string family;
+  DType dtype = DType::kF32;
+  Shape shape;
+  Params params;
+  double time_us = 0;
 };
 
 struct ImportBatch {
@@ -122,6 +138,7 @@ struct ImportBatch {
   std::vector<std::string> winner_origins;  // where each winner came from, for error messages
   std::vector<SweepWithRows> sweeps;        // finished sweeps with their rows
   std::vector<std::string> sweep_origins;
+  std::vector<MatrixCell> cells;            // portfolio matrices (the fastest time is kept)
 };
 
 struct ImportStats {
@@ -191,6 +208,15 @@ class Store {
   // writes); writes by another process show up on the next reopen.
   LookupResult Lookup(const LookupQuery& query) const;
 
+  // The prediction model of a device model's family (portfolio, matrix, leave-one-shape-out
+  // evaluation), trained on its winners, the ok rows of its finished sweeps and its imported
+  // matrix cells; retrained after every finished sweep and import. Null when nothing is tuned.
+  std::shared_ptr<const predict::Model> PredictionModel(std::string_view device_model,
+                                                        std::string_view family,
+                                                        DType dtype) const;
+  // Every model, for export.
+  ModelMap PredictionModels() const;
+
   // Applies a validated table in one transaction: any error leaves the store unchanged.
   // FAIL_ON_CONFLICT reports a differing winner for an existing key as ALREADY_EXISTS.
   absl::StatusOr<ImportStats> ApplyImport(const ImportBatch& batch, MergePolicy policy);
@@ -200,7 +226,11 @@ class Store {
  private:
   struct WinnerCache;
   Store(Db writer, Db reader, StoreOptions options);
-  absl::Status RefreshCacheLocked();  // requires write_mu_
+  // Requires write_mu_. With `retrain`, the prediction models are trained again (from the
+  // database); else the previous snapshot's are kept.
+  absl::Status RefreshCacheLocked(bool retrain = false);
+  absl::StatusOr<ModelMap> TrainModelsLocked(const WinnerIndex& index,
+                                             const std::vector<DeviceModel>& models);
   std::shared_ptr<const WinnerCache> Snapshot() const;
   // Drops the winners the validator refuses; with `log`, says so once per winner on stderr.
   void DropRefused(std::vector<Winner>& winners, bool log);

@@ -168,8 +168,27 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
       ++stats.rows_added;
     }
   }
+  for (const MatrixCell& cell : batch.cells) {
+    DeviceModel device;
+    device.name = cell.device_model;
+    absl::StatusOr<int64_t> model_id = DeviceModelId(writer_, device, false);
+    if (!model_id.ok()) return model_id.status();
+    absl::StatusOr<Stmt> ins = Stmt::Prepare(
+        writer_,
+        "INSERT INTO matrix_cells (device_model_id, family, dtype, shape, params, time_us) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET "
+        "time_us = min(time_us, excluded.time_us)");
+    if (!ins.ok()) return ins.status();
+    ins->Bind(1, *model_id)
+        .Bind(2, cell.family)
+        .Bind(3, DTypeName(cell.dtype))
+        .Bind(4, FormatShape(cell.shape))
+        .Bind(5, FormatParams(cell.params))
+        .Bind(6, cell.time_us);
+    if (absl::Status s = ins->Run(); !s.ok()) return s;
+  }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
-  if (absl::Status s = RefreshCacheLocked(); !s.ok()) return s;
+  if (absl::Status s = RefreshCacheLocked(/*retrain=*/true); !s.ok()) return s;
   return stats;
 }
 

@@ -19,6 +19,7 @@ using internal::ParamsJson;
 using internal::PutMeasurement;
 using internal::PutProvenance;
 using internal::ReferenceJson;
+using internal::Round;
 using internal::SizeText;
 
 Json ShapeJson(const Shape& shape) { return Json(shape); }
@@ -49,7 +50,10 @@ void Layout(const Json& j, int indent, bool one_line_elements, std::string& out)
     if (one_line_elements) {
       out += Compact(*it);
     } else {
-      Layout(*it, indent + 2, j.is_object() && (it.key() == "winners" || it.key() == "rows"), out);
+      Layout(*it, indent + 2,
+             j.is_object() && (it.key() == "winners" || it.key() == "rows" ||
+                               it.key() == "members" || it.key() == "matrix"),
+             out);
     }
   }
   absl::StrAppend(&out, "\n", std::string(indent, ' '), j.is_array() ? "]" : "}");
@@ -91,6 +95,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
                std::tie(y.started_at_ms, y.provenance.source_hash, y.provenance.space_version));
   });
 
+  const ModelMap models = store.PredictionModels();  // ordered by (model, family, dtype)
   // The lowest version that holds what is exported (tables.h).
   int version = kOldestTableVersion;
   Json devices_json = Json::array();
@@ -122,6 +127,29 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
     // Models that only appear as GPUs seen, with nothing tuned, are still listed: the table
     // says "this model, nothing tuned" rather than leaving the reader to guess.
     dev["winners"] = std::move(winners_json);
+    // Portfolios: the members and their measured time at every tuned shape (0: not measured),
+    // so a table without rows still trains the PREDICTED rung.
+    Json portfolios = Json::array();
+    for (const auto& [key, model] : models) {
+      if (key.device_model != d.name || !model || model->portfolio().empty()) continue;
+      const predict::Portfolio& p = model->portfolio();
+      Json members = Json::array();
+      for (const Params& m : p.members) members.push_back(ParamsJson(m));
+      Json matrix = Json::array();
+      for (size_t i = 0; i < p.shapes.size(); ++i) {
+        Json times = Json::array();
+        for (double t : p.time_us[i]) times.push_back(Round(t));
+        matrix.push_back(Json{{"shape", ShapeJson(p.shapes[i])},
+                              {"best_us", Round(p.best_us[i])},
+                              {"times_us", std::move(times)}});
+      }
+      portfolios.push_back(Json{{"family", key.family},
+                                {"dtype", std::string(DTypeName(key.dtype))},
+                                {"members", std::move(members)},
+                                {"matrix", std::move(matrix)}});
+      version = std::max(version, kTableVersionPortfolios);
+    }
+    if (!portfolios.empty()) dev["portfolios"] = std::move(portfolios);
     if (options.include_rows) {
       Json sweeps_json = Json::array();
       for (const SweepWithRows& s : sweeps) {

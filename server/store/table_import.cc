@@ -1,8 +1,10 @@
 // Tuning table import: parsing and validating a whole table into an ImportBatch, then handing
 // it to Store::ApplyImport (store_import.cc), which applies it in one transaction.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <new>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -22,8 +24,10 @@ using internal::Concat;
 using internal::Cut;
 using internal::GetInt;
 using internal::GetMeasurement;
+using internal::GetNumber;
 using internal::GetProblemFields;
 using internal::GetReference;
+using internal::GetShape;
 using internal::GetString;
 using internal::GetTime;
 using internal::Got;
@@ -84,6 +88,84 @@ absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& pa
   return ties;
 }
 
+// A device's "portfolios" (docs/tables.md): per family and dtype, the members and a matrix row
+// per tuned shape with each member's time (0: not measured). Every member and shape must pass
+// the validator; each measured cell becomes a MatrixCell.
+absl::Status GetPortfolios(const Json& j, const std::string& path, const std::string& model,
+                           const std::set<std::string>& known_families,
+                           const EntryValidator& validator, std::vector<MatrixCell>& cells) {
+  if (!j.is_array()) return Bad(path, absl::StrCat("expected an array", Got(j)));
+  std::set<std::pair<std::string, std::string>> seen;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string pp = absl::StrCat(path, "/", i);
+    const Json& e = j[i];
+    if (absl::Status s = CheckObject(e, pp, {"family", "dtype", "members", "matrix"}); !s.ok()) {
+      return s;
+    }
+    absl::StatusOr<std::string> family = GetString(e, pp, "family", true);
+    if (!family.ok()) return family.status();
+    if (!known_families.count(*family)) {
+      return Bad(pp + "/family", absl::StrCat("unknown kernel family "", Cut(*family, 64), """));
+    }
+    absl::StatusOr<std::string> dtype_text = GetString(e, pp, "dtype", true);
+    if (!dtype_text.ok()) return dtype_text.status();
+    absl::StatusOr<DType> dtype = ParseDType(*dtype_text);
+    if (!dtype.ok()) return Bad(pp + "/dtype", ToStd(dtype.status().message()));
+    if (!seen.insert({*family, *dtype_text}).second) {
+      return Bad(pp, absl::StrCat("a second portfolio for ", *family, " ", *dtype_text));
+    }
+    const Json& members_json = e["members"];
+    if (!members_json.is_array()) {
+      return Bad(pp + "/members", absl::StrCat("expected an array", Got(members_json)));
+    }
+    std::vector<Params> members;
+    for (size_t m = 0; m < members_json.size(); ++m) {
+      const std::string mp = absl::StrCat(pp, "/members/", m);
+      absl::StatusOr<Params> params = ParamsFromJson(members_json[m], mp);
+      if (!params.ok()) return params.status();
+      if (validator.params) {
+        if (absl::Status s = validator.params(*family, *params); !s.ok()) {
+          return Bad(mp, ToStd(s.message()));
+        }
+      }
+      members.push_back(*std::move(params));
+    }
+    const Json& matrix = e["matrix"];
+    if (!matrix.is_array()) return Bad(pp + "/matrix", absl::StrCat("expected an array", Got(matrix)));
+    for (size_t r = 0; r < matrix.size(); ++r) {
+      const std::string rp = absl::StrCat(pp, "/matrix/", r);
+      const Json& row = matrix[r];
+      if (absl::Status s = CheckObject(row, rp, {"shape", "best_us", "times_us"}); !s.ok()) return s;
+      absl::StatusOr<Shape> shape = GetShape(row, rp);
+      if (!shape.ok()) return shape.status();
+      if (validator.problem) {
+        if (absl::Status s = validator.problem(*family, *shape); !s.ok()) {
+          return Bad(rp + "/shape", ToStd(s.message()));
+        }
+      }
+      if (absl::StatusOr<double> best = GetNumber(row, rp, "best_us", true); !best.ok()) {
+        return best.status();
+      }
+      const Json& times = row["times_us"];
+      if (!times.is_array() || times.size() != members.size()) {
+        return Bad(rp + "/times_us", absl::StrCat("expected an array of ", members.size(),
+                                                   " times, one per member", Got(times)));
+      }
+      for (size_t m = 0; m < times.size(); ++m) {
+        const std::string tp = absl::StrCat(rp, "/times_us/", m);
+        if (!times[m].is_number() || !std::isfinite(times[m].get<double>()) ||
+            times[m].get<double>() < 0) {
+          return Bad(tp, absl::StrCat("expected a finite time >= 0 (0: not measured)",
+                                      Got(times[m])));
+        }
+        const double t = times[m].get<double>();
+        if (t > 0) cells.push_back({model, *family, *dtype, *shape, members[m], t});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
                                            const std::set<std::string>& known_families,
                                            const EntryValidator& validator) {
@@ -117,7 +199,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
     const Json& dev = devices[d];
     if (absl::Status s = CheckObject(
             dev, dp, {"model", "cc_major", "cc_minor", "sm_count", "total_memory_bytes", "winners"},
-            {"sweeps"});
+            {"sweeps", "portfolios"});
         !s.ok()) {
       return s;
     }
@@ -199,6 +281,18 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       }
       batch.winners.push_back(std::move(w));
       batch.winner_origins.push_back(wp);
+    }
+
+    if (dev.contains("portfolios")) {
+      if (*version < kTableVersionPortfolios) {
+        return Bad(dp + "/portfolios",
+                   absl::StrCat("needs table version ", kTableVersionPortfolios));
+      }
+      if (absl::Status s = GetPortfolios(dev["portfolios"], dp + "/portfolios", model.name,
+                                         known_families, validator, batch.cells);
+          !s.ok()) {
+        return s;
+      }
     }
 
     if (!dev.contains("sweeps")) continue;

@@ -1,0 +1,175 @@
+// cutune-predict-bench: how good the PREDICTED rung's answers are, from tuning tables (no GPU).
+//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json --unseen tables/grid/unseen.txt]
+// 1. Imports GRID.json into a fresh store (as cutuned --tables would) and prints, per device
+//    model and family, the leave-one-shape-out evaluation the store's prediction model was
+//    calibrated with: per tuned shape, its own winner's time over the time of the member picked
+//    without it (model) and of the nearest other tuned shape's winner (nearest), as median,
+//    10th percentile and worst.
+// 2. With --measured and --unseen: for each FAMILY SHAPE of the unseen list, the answer a table
+//    server with GRID.json gives (rung, configuration, expected slowdown), its time measured at
+//    that shape in ALL_ROWS.json (a table with rows that also measured it there), and the
+//    shape's own tuned best there.
+// 3. The lookup latency through Store::Lookup (median and p99 over many asks).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "kernels/family.h"
+#include "server/core/files.h"
+#include "server/service/tuner_service.h"
+#include "server/store/store.h"
+#include "server/store/tables.h"
+
+namespace cutune {
+namespace {
+
+std::string Percent(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * v);
+  return b;
+}
+
+// Median, 10th percentile and worst of ratios (1.0 = as good as the shape's own winner).
+std::string Summary(std::vector<double> r) {
+  if (r.empty()) return "none";
+  std::sort(r.begin(), r.end());
+  return "median " + Percent(r[r.size() / 2]) + ", p10 " + Percent(r[r.size() / 10]) +
+         ", worst " + Percent(r.front());
+}
+
+absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::string& path, const std::string& db) {
+  std::filesystem::remove(db);
+  std::filesystem::remove(db + "-wal");
+  std::filesystem::remove(db + "-shm");
+  auto opened = store::Store::Open(db, service::StoreRules());
+  if (!opened.ok()) return opened.status();
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError("cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::set<std::string> families;
+  for (const auto* f : kernels::AllFamilies()) families.insert(std::string(f->name()));
+  auto stats = store::ImportTable(**opened, text.str(),
+                                  {.known_families = families,
+                                   .policy = store::MergePolicy::kKeepFaster,
+                                   .validator = service::FamilyRules()});
+  if (!stats.ok()) return stats.status();
+  return opened;
+}
+
+int Run(const std::string& table, const std::string& measured, const std::string& unseen) {
+  auto grid = Load(table, "/tmp/cutune-predict-bench-grid.db");
+  if (!grid.ok()) {
+    std::fprintf(stderr, "%s: %s\n", table.c_str(), std::string(grid.status().message()).c_str());
+    return 1;
+  }
+  std::printf("== leave-one-shape-out on %s ==\n", table.c_str());
+  for (const auto& [key, model] : (*grid)->PredictionModels()) {
+    const predict::Evaluation& e = model->evaluation();
+    std::printf("%s %s %s: %zu tuned shapes, %zu members, matrix %.0f%% measured, calibration "
+                "%.3f\n  model:   %s\n  nearest: %s\n",
+                key.device_model.c_str(), key.family.c_str(),
+                std::string(DTypeName(key.dtype)).c_str(), model->portfolio().shapes.size(),
+                model->portfolio().members.size(), 100 * model->portfolio().Coverage(),
+                model->calibration(), Summary(e.model_ratio).c_str(),
+                Summary(e.nearest_ratio).c_str());
+    std::vector<std::pair<double, size_t>> worst;
+    for (size_t i = 0; i < e.shapes.size(); ++i) worst.push_back({e.model_ratio[i], i});
+    std::sort(worst.begin(), worst.end());
+    std::printf("  worst shapes:");
+    for (size_t i = 0; i < std::min<size_t>(5, worst.size()); ++i) {
+      const size_t s = worst[i].second;
+      std::printf(" %s %s (predicted %.2fx, actual %.2fx);", FormatShape(e.shapes[s]).c_str(),
+                  Percent(worst[i].first).c_str(), e.predicted_slowdown[s] * model->calibration(),
+                  e.actual_slowdown[s]);
+    }
+    std::printf("\n");
+  }
+
+  std::vector<store::LookupQuery> asked;
+  if (!measured.empty() && !unseen.empty()) {
+    auto all = Load(measured, "/tmp/cutune-predict-bench-all.db");
+    if (!all.ok()) {
+      std::fprintf(stderr, "%s: %s\n", measured.c_str(), std::string(all.status().message()).c_str());
+      return 1;
+    }
+    std::printf("\n== unseen shapes: the table server's answer, timed at the shape ==\n");
+    std::printf("%-10s %-16s %-14s %9s %11s %11s %11s %8s\n", "family", "shape", "rung",
+                "expected", "predicted", "answer us", "tuned us", "ratio");
+    std::ifstream in(unseen);
+    std::string line;
+    std::map<std::string, std::vector<double>> ratios;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream fields(line);
+      std::string family, shape_text;
+      fields >> family >> shape_text;
+      auto shape = ParseShape(shape_text);
+      const kernels::KernelFamily* f = kernels::FindFamily(family);
+      if (!shape.ok() || f == nullptr) continue;
+      store::LookupQuery q;
+      q.device_model = "NVIDIA H200";
+      q.cc_major = 9;
+      q.family = family;
+      q.shape = *shape;
+      q.family_default = f->baseline();
+      asked.push_back(q);
+      const store::LookupResult answer = (*grid)->Lookup(q);
+      store::RowQuery rows;
+      rows.device_model = q.device_model;
+      rows.family = family;
+      rows.shape = *shape;
+      auto listed = (*all)->ListRows(rows);
+      if (!listed.ok()) continue;
+      double best = 0, got = 0;
+      for (const store::StoredRow& r : *listed) {
+        if (r.measurement.outcome != Outcome::kOk) continue;
+        const double t = r.measurement.timing.median_us;
+        if (best == 0 || t < best) best = t;
+        if (r.measurement.params == answer.winner.params && (got == 0 || t < got)) got = t;
+      }
+      const double ratio = got > 0 ? best / got : 0;
+      ratios[family].push_back(ratio);
+      std::printf("%-10s %-16s %-14s %8.3fx %9.2f us %11.2f %11.2f %8s\n", family.c_str(),
+                  shape_text.c_str(), std::string(store::LookupRungName(answer.rung)).c_str(),
+                  answer.expected_slowdown, answer.predicted_time_us, got, best,
+                  got > 0 ? Percent(ratio).c_str() : "unmeasured");
+    }
+    for (const auto& [family, r] : ratios) std::printf("%s: %s\n", family.c_str(), Summary(r).c_str());
+  }
+
+  if (!asked.empty()) {
+    std::vector<double> us;
+    for (int round = 0; round < 2000; ++round) {
+      const auto began = std::chrono::steady_clock::now();
+      store::LookupResult r = (*grid)->Lookup(asked[round % asked.size()]);
+      const auto took = std::chrono::steady_clock::now() - began;
+      if (r.winner.params.empty()) return 1;
+      us.push_back(std::chrono::duration<double, std::micro>(took).count());
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("\nlookup (Store::Lookup, PREDICTED/EXACT mix of the unseen list): median %.1f us, "
+                "p99 %.1f us over %zu lookups\n",
+                us[us.size() / 2], us[us.size() * 99 / 100], us.size());
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cutune
+
+int main(int argc, char** argv) {
+  CLI::App app("cutune-predict-bench: leave-one-shape-out and unseen-shape evaluation of the "
+               "PREDICTED rung from tuning tables");
+  std::string table, measured, unseen;
+  app.add_option("--table", table, "The grid table (with portfolios or rows)")->required();
+  app.add_option("--measured", measured, "A table with rows that measured the unseen shapes");
+  app.add_option("--unseen", unseen, "FAMILY SHAPE per line (tables/grid/unseen.txt)");
+  CLI11_PARSE(app, argc, argv);
+  return cutune::Run(table, measured, unseen);
+}

@@ -1,0 +1,96 @@
+// The PREDICTED rung's model: which portfolio member to answer an untuned shape with, and how
+// much slower than a tuning of that shape it is expected to be. Nearest neighbours over the
+// tuned shapes (log2 of each dimension, plus a penalty for a dimension that is not a multiple of
+// 4, where vector loads fall back): a member's predicted slowdown at the asked shape is the
+// distance-weighted mean of its measured slowdowns at the neighbours, each corrected by how its
+// tiles and waves fit the asked shape against the neighbour (the efficiency hook). The member
+// with the least predicted slowdown wins; leave-one-shape-out over the tuned shapes calibrates
+// the slowdown it reports. Chosen on the H200 grid (bench/results/unseen-shapes.md).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "server/core/types.h"
+#include "server/predict/portfolio.h"
+
+namespace cutune::predict {
+
+// How well a configuration's launch fits a shape, in (0, 1]: the share of its tiles' area that
+// covers the output times the share of the last wave's SMs kept busy. The family supplies it
+// (kernels::LaunchEfficiency); nullptr: 1 everywhere.
+using EfficiencyFn = std::function<double(const Params& params, const Shape& shape)>;
+
+struct ModelOptions {
+  size_t neighbours = 6;           // tuned shapes consulted per prediction
+  double distance_offset = 0.25;   // weight = 1 / (distance + offset)
+  double unaligned_penalty = 2.0;  // distance added per dimension whose alignment (% 4) differs
+  double unmeasured_slowdown = 4;  // assumed for a member never measured at a neighbour
+};
+
+struct Prediction {
+  size_t member = 0;
+  Params params;
+  double raw_slowdown = 1;        // the neighbours' weighted estimate, before calibration
+  double expected_slowdown = 1;   // calibrated, >= 1
+  double predicted_time_us = 0;   // at the asked shape
+  Shape measured_shape;           // the nearest tuned shape where the member was measured
+  double measured_us = 0;         // its time there
+};
+
+// Leave-one-shape-out over tuned shapes, per shape: its own winner's time over the time of the
+// member the model picks without it (1.0: as good), the same for the nearest tuned shape's
+// winner, and the predicted and actual slowdowns.
+struct Evaluation {
+  std::vector<Shape> shapes;
+  std::vector<double> model_ratio;
+  std::vector<double> nearest_ratio;
+  std::vector<double> predicted_slowdown;
+  std::vector<double> actual_slowdown;
+};
+
+class Model {
+ public:
+  Model() = default;
+  // Builds the portfolio (BuildPortfolio) and calibrates on leave-one-shape-out: the reported
+  // slowdown is the raw one times the median of actual over raw on the tuned shapes (at least 1).
+  static Model Train(const std::vector<TunedShape>& tuned,
+                     const std::vector<Observation>& observations, EfficiencyFn efficiency,
+                     ModelOptions options = {});
+
+  // Nothing when the portfolio is empty or the rank differs from the tuned shapes'.
+  std::optional<Prediction> Predict(const Shape& shape) const;
+  // The members, least predicted slowdown first (the quick strategy measures them in this order).
+  std::vector<Params> Ranked(const Shape& shape) const;
+
+  const Portfolio& portfolio() const { return portfolio_; }
+  double calibration() const { return calibration_; }
+  const Evaluation& evaluation() const { return evaluation_; }
+
+  // The leave-one-shape-out evaluation on its own (Train runs it): each tuned shape in turn is
+  // held out, a portfolio and model are built from the rest, and the pick is timed with the
+  // held-out shape's observations. Shapes whose pick was never measured there are left out.
+  static Evaluation LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
+                                     const std::vector<Observation>& observations,
+                                     const EfficiencyFn& efficiency, const ModelOptions& options);
+
+ private:
+  // Predicted log slowdown of every member at `shape` (empty when it cannot predict).
+  std::vector<double> Scores(const Shape& shape) const;
+  std::vector<double> Features(const Shape& shape) const;
+
+  // Precomputed at training: each tuned shape's features, and each member's efficiency there.
+  void Precompute();
+
+  Portfolio portfolio_;
+  std::vector<std::vector<double>> shape_features_;
+  std::vector<std::vector<double>> efficiency_at_;  // [shape][member]
+  EfficiencyFn efficiency_;
+  ModelOptions options_;
+  double calibration_ = 1;
+  Evaluation evaluation_;
+};
+
+}  // namespace cutune::predict
