@@ -1,4 +1,5 @@
 // `cutune devices | get | results | jobs | cancel`: questions to a cutuned daemon.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -81,6 +82,11 @@ std::string RungText(const pb::GetBestConfigResponse& r) {
   switch (r.rung()) {
     case pb::GetBestConfigResponse::EXACT:
       return absl::StrCat("exact (tuned for this shape on ", r.device_model(), ")");
+    case pb::GetBestConfigResponse::PREDICTED:
+      return absl::StrFormat(
+          "predicted (portfolio member chosen by the %s model; expected %.1f%% slower than a "
+          "tuning of this shape)",
+          r.device_model(), 100 * (std::max(r.expected_slowdown(), 1.0) - 1));
     case pb::GetBestConfigResponse::NEAREST_SHAPE:
       return absl::StrFormat("nearest shape (tuned for %s on %s; distance %.2f)", tuned,
                              r.device_model(), r.shape_distance());
@@ -150,8 +156,15 @@ int Get(const GetOptions& options) {
             << "  geometry:  grid " << absl::StrJoin(g.grid(), "x") << ", block "
             << absl::StrJoin(g.block(), "x") << ", dynamic shared " << g.dynamic_shared_bytes()
             << " B\n";
+  if (response.predicted_time_us() > 0) {
+    std::cout << "  predicted: " << FormatDouble(response.predicted_time_us(), 2)
+              << " us at this shape\n";
+  }
   if (response.time_us() > 0) {
     std::cout << "  time:      " << FormatDouble(response.time_us(), 2) << " us";
+    if (!response.measured_at_asked_shape()) {
+      std::cout << " measured at " << absl::StrJoin(response.tuned_shape(), "x");
+    }
     if (response.tflops() > 0)
       std::cout << ", " << FormatDouble(response.tflops(), 2) << " TFLOP/s";
     if (response.gbps() > 0) std::cout << ", " << FormatDouble(response.gbps(), 1) << " GB/s";

@@ -65,6 +65,16 @@ class Model {
   // The members, least predicted slowdown first (the quick strategy measures them in this order).
   std::vector<Params> Ranked(const Shape& shape) const;
 
+  // Whether the model has a matrix to predict from: at least kMinPredictedShapes tuned shapes
+  // and at least kMinMatrixCoverage of the cells measured (winners alone are the nearest-shape
+  // rule in disguise). The PREDICTED rung and table export ask this.
+  static constexpr size_t kMinPredictedShapes = 4;
+  static constexpr double kMinMatrixCoverage = 0.5;
+  bool HasMatrix() const {
+    return portfolio_.shapes.size() >= kMinPredictedShapes &&
+           portfolio_.Coverage() >= kMinMatrixCoverage;
+  }
+
   const Portfolio& portfolio() const { return portfolio_; }
   double calibration() const { return calibration_; }
   const Evaluation& evaluation() const { return evaluation_; }

@@ -141,7 +141,7 @@ std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInpu
   auto found = input.models->find(ModelKey{query.device_model, query.family, query.dtype});
   if (found == input.models->end() || !found->second) return std::nullopt;
   const predict::Model& model = *found->second;
-  if (model.portfolio().shapes.size() < kMinPredictedShapes) return std::nullopt;
+  if (!model.HasMatrix()) return std::nullopt;  // NEAREST_SHAPE answers instead
   std::optional<predict::Prediction> prediction = model.Predict(query.shape);
   if (!prediction || prediction->measured_shape.empty()) return std::nullopt;
   auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);

@@ -64,8 +64,7 @@ struct ModelKey {
   auto operator<=>(const ModelKey&) const = default;
 };
 using ModelMap = std::map<ModelKey, std::shared_ptr<const predict::Model>>;
-// The fewest tuned shapes a model needs before the PREDICTED rung answers from it.
-inline constexpr size_t kMinPredictedShapes = 4;
+
 
 // Winners indexed for the ladder: per family and dtype, by device model (rungs 1-2) and by
 // compute capability (rung 3), with log2 of each shape precomputed so a lookup costs a few

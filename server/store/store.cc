@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
@@ -253,6 +254,11 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
   }
   ModelMap out;
   for (auto& [key, shapes] : tuned) {
+    // Training sees the shapes in one order whatever the database's, so its choices repeat.
+    std::sort(shapes.begin(), shapes.end(),
+              [](const predict::TunedShape& a, const predict::TunedShape& b) {
+                return std::tie(a.shape, a.winner) < std::tie(b.shape, b.winner);
+              });
     int sm_count = 0;
     for (const DeviceModel& m : models) {
       if (m.name == key.device_model) sm_count = m.sm_count;

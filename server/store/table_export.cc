@@ -127,16 +127,23 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
     // Models that only appear as GPUs seen, with nothing tuned, are still listed: the table
     // says "this model, nothing tuned" rather than leaving the reader to guess.
     dev["winners"] = std::move(winners_json);
-    // Portfolios: the members and their measured time at every tuned shape (0: not measured),
-    // so a table without rows still trains the PREDICTED rung.
+    // Portfolios with a matrix (Model::HasMatrix): the members and their measured time at every
+    // tuned shape (0: not measured), shapes in table order, so that a table without rows still
+    // trains the PREDICTED rung.
     Json portfolios = Json::array();
     for (const auto& [key, model] : models) {
-      if (key.device_model != d.name || !model || model->portfolio().empty()) continue;
+      if (key.device_model != d.name || !model || !model->HasMatrix()) continue;
       const predict::Portfolio& p = model->portfolio();
       Json members = Json::array();
       for (const Params& m : p.members) members.push_back(ParamsJson(m));
+      std::vector<size_t> order(p.shapes.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return ProblemOrder(key.family, key.dtype, p.shapes[a]) <
+               ProblemOrder(key.family, key.dtype, p.shapes[b]);
+      });
       Json matrix = Json::array();
-      for (size_t i = 0; i < p.shapes.size(); ++i) {
+      for (size_t i : order) {
         Json times = Json::array();
         for (double t : p.time_us[i]) times.push_back(Round(t));
         matrix.push_back(Json{{"shape", ShapeJson(p.shapes[i])},

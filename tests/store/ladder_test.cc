@@ -4,6 +4,7 @@
 #include "server/store/ladder.h"
 
 #include <cmath>
+#include <memory>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -84,6 +85,55 @@ TEST(LadderTest, ExactIsTheOwnModelsWinnerForTheShape) {
   EXPECT_DOUBLE_EQ(r.winner.timing.median_us, 40.0);
   EXPECT_EQ(r.measured_at_ms, 1700000000000);
   EXPECT_THAT(r.stale, IsEmpty());
+}
+
+// PREDICTED: with a model that has a matrix, an untuned shape gets the member the model picks,
+// its figures from the nearest tuned shape where that member was measured; an exact winner
+// still comes first, and a model without a matrix leaves the answer to NEAREST_SHAPE.
+struct PredictedFixture {
+  std::vector<Winner> winners;
+  std::vector<predict::TunedShape> tuned;
+  std::vector<predict::Observation> seen;
+  PredictedFixture() {
+    // tile 16 wins the small squares, tile 64 the large; both measured everywhere.
+    for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
+      const int tile = n < 2048 ? 16 : 64;
+      const double work = static_cast<double>(n * n) / 1e5;
+      winners.push_back(W(kH200, {n, n}, tile, work));
+      tuned.push_back({{n, n}, {{"tile", tile}}, work});
+      seen.push_back({{n, n}, {{"tile", 16}}, work * (tile == 16 ? 1.0 : 1.4)});
+      seen.push_back({{n, n}, {{"tile", 64}}, work * (tile == 64 ? 1.0 : 1.4)});
+    }
+  }
+  LookupResult Ask(const LookupQuery& q, bool with_matrix) const {
+    WinnerIndex index(winners);
+    ModelMap models;
+    models[{"NVIDIA H200", "transpose", DType::kF32}] = std::make_shared<const predict::Model>(
+        predict::Model::Train(tuned, with_matrix ? seen : std::vector<predict::Observation>{},
+                              nullptr));
+    return Ladder(q, {index, &models});
+  }
+};
+
+TEST(LadderTest, PredictedAnswersAnUntunedShapeFromTheMatrix) {
+  const PredictedFixture f;
+  const LookupResult big = f.Ask(Query(kH200, {6000, 6000}), true);
+  EXPECT_EQ(big.rung, LookupRung::kPredicted);
+  EXPECT_EQ(Tile(big), 64);
+  EXPECT_GE(big.expected_slowdown, 1.0);
+  EXPECT_GT(big.predicted_time_us, 0);
+  EXPECT_THAT(big.tuned_shape, ElementsAre(4096, 4096)) << "the nearest shape measuring it";
+  EXPECT_GT(big.winner.timing.median_us, 0) << "its time there";
+  EXPECT_THAT(big.stale, IsEmpty());
+  EXPECT_EQ(Tile(f.Ask(Query(kH200, {700, 700}), true)), 16);
+}
+
+TEST(LadderTest, PredictedComesAfterExactAndNeedsAMatrix) {
+  const PredictedFixture f;
+  EXPECT_EQ(f.Ask(Query(kH200, {4096, 4096}), true).rung, LookupRung::kExact);
+  EXPECT_EQ(f.Ask(Query(kH200, {6000, 6000}), false).rung, LookupRung::kNearestShape);
+  EXPECT_EQ(f.Ask(Query(kH100, {6000, 6000}), true).rung, LookupRung::kSameArchitecture)
+      << "a model answers for its own device model only";
 }
 
 TEST(LadderTest, ExactAnswersEvenWhenStaleBeforeAFreshNearerShape) {

@@ -1,0 +1,104 @@
+// The store trains a prediction model per device model and family from its sweeps, answers
+// untuned shapes with PREDICTED, and carries the portfolio matrix through a table without rows.
+#include <memory>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/store/store.h"
+#include "server/store/tables.h"
+#include "tests/common/temp_dir.h"
+#include "tests/store/test_util.h"
+
+namespace cutune::store {
+namespace {
+
+using testing::TempDir;
+
+// Six square shapes, each swept with both configurations: tile 16 wins below 2048, 64 above.
+void TuneGrid(Store& store) {
+  for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    const bool small = n < 2048;
+    RunSweep(store, H200(), "transpose", {n, n}, Prov(),
+             {Ok({{"pad", 1}, {"tile", 16}}, work * (small ? 1.0 : 1.4)),
+              Ok({{"pad", 1}, {"tile", 64}}, work * (small ? 1.4 : 1.0))});
+  }
+}
+
+LookupQuery Ask(Shape shape) {
+  LookupQuery q;
+  q.device_model = H200().name;
+  q.cc_major = 9;
+  q.family = "transpose";
+  q.shape = std::move(shape);
+  q.family_default = {{"pad", 0}, {"tile", 32}};
+  return q;
+}
+
+TEST(PortfolioTableTest, SweepsTrainTheModelAndTablesCarryItsMatrix) {
+  TempDir dir;
+  auto tuned = Store::Open(dir.File("tuned.db"));
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  TuneGrid(**tuned);
+  auto model = (*tuned)->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_NE(model, nullptr);
+  EXPECT_TRUE(model->HasMatrix());
+  EXPECT_EQ(model->portfolio().members.size(), 2u);
+  LookupResult answer = (*tuned)->Lookup(Ask({6000, 6000}));
+  EXPECT_EQ(answer.rung, LookupRung::kPredicted);
+  EXPECT_EQ(answer.winner.params.at("tile"), 64);
+
+  // Without rows: the matrix travels as a portfolio, version 3.
+  absl::StatusOr<std::string> table = ExportTable(**tuned, {});
+  ASSERT_TRUE(table.ok()) << table.status();
+  const nlohmann::json j = nlohmann::json::parse(*table);
+  EXPECT_EQ(j["version"], kTableVersionPortfolios);
+  const auto& portfolio = j["devices"][0]["portfolios"][0];
+  EXPECT_EQ(portfolio["family"], "transpose");
+  EXPECT_EQ(portfolio["members"].size(), 2u);
+  EXPECT_EQ(portfolio["matrix"].size(), 6u);
+  EXPECT_EQ(portfolio["matrix"][0]["shape"], nlohmann::json({256, 256})) << "table order";
+
+  auto server = Store::Open(dir.File("server.db"));
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(ImportTable(**server, *table, {}).ok());
+  LookupResult served = (*server)->Lookup(Ask({6000, 6000}));
+  EXPECT_EQ(served.rung, LookupRung::kPredicted);
+  EXPECT_EQ(served.winner.params, answer.winner.params);
+  EXPECT_NEAR(served.expected_slowdown, answer.expected_slowdown, 1e-4);
+  // Export -> import -> export is byte for byte.
+  absl::StatusOr<std::string> again = ExportTable(**server, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *table);
+}
+
+TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("s.db"));
+  ASSERT_TRUE(store.ok());
+  TuneGrid(**store);
+  absl::StatusOr<std::string> table = ExportTable(**store, {});
+  ASSERT_TRUE(table.ok());
+  auto refuse = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& where) {
+    nlohmann::json j = nlohmann::json::parse(*table);
+    edit(j);
+    auto other = Store::Open(dir.File("other.db"));
+    ASSERT_TRUE(other.ok());
+    absl::StatusOr<ImportStats> stats = ImportTable(**other, j.dump(), {});
+    EXPECT_EQ(stats.status().code(), absl::StatusCode::kInvalidArgument) << where;
+    EXPECT_THAT(std::string(stats.status().message()), ::testing::HasSubstr(where));
+  };
+  refuse([](auto& j) { j["version"] = 2; }, "/devices/0/portfolios");
+  refuse([](auto& j) { j["devices"][0]["portfolios"][0]["matrix"][1]["times_us"].push_back(1); },
+         "/devices/0/portfolios/0/matrix/1/times_us");
+  refuse([](auto& j) { j["devices"][0]["portfolios"][0]["matrix"][0]["times_us"][0] = -1; },
+         "/devices/0/portfolios/0/matrix/0/times_us/0");
+  refuse([](auto& j) { j["devices"][0]["portfolios"][0]["members"] = 3; },
+         "/devices/0/portfolios/0/members");
+  refuse([](auto& j) { j["devices"][0]["portfolios"].push_back(j["devices"][0]["portfolios"][0]); },
+         "/devices/0/portfolios/1");
+}
+
+}  // namespace
+}  // namespace cutune::store
