@@ -78,6 +78,17 @@ int Run(const std::string& table, const std::string& measured, const std::string
                 model->portfolio().members.size(), 100 * model->portfolio().Coverage(),
                 model->calibration(), Summary(e.model_ratio).c_str(),
                 Summary(e.nearest_ratio).c_str());
+    // How well the portfolio covers the grid: each shape's winner over its fastest member.
+    std::vector<double> cover;
+    const predict::Portfolio& p = model->portfolio();
+    for (size_t s = 0; s < p.shapes.size(); ++s) {
+      double fastest = 0;
+      for (double t : p.time_us[s]) {
+        if (t > 0 && (fastest == 0 || t < fastest)) fastest = t;
+      }
+      cover.push_back(fastest > 0 ? p.best_us[s] / fastest : 0);
+    }
+    std::printf("  portfolio's best member: %s\n", Summary(cover).c_str());
     std::vector<std::pair<double, size_t>> worst;
     for (size_t i = 0; i < e.shapes.size(); ++i) worst.push_back({e.model_ratio[i], i});
     std::sort(worst.begin(), worst.end());

@@ -69,7 +69,7 @@ class Model {
   // and at least kMinMatrixCoverage of the cells measured (winners alone are the nearest-shape
   // rule in disguise). The PREDICTED rung and table export ask this.
   static constexpr size_t kMinPredictedShapes = 4;
-  static constexpr double kMinMatrixCoverage = 0.5;
+  static constexpr double kMinMatrixCoverage = 0.75;
   bool HasMatrix() const {
     return portfolio_.shapes.size() >= kMinPredictedShapes &&
            portfolio_.Coverage() >= kMinMatrixCoverage;

@@ -85,7 +85,9 @@ Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
         const double score = std::min(1.0, all.best_us[s] / time[s][c]);
         if (score > covered[s]) gain += std::log(score / covered[s]);
       }
-      if (gain > best_gain + 1e-12) {
+      // Gains within a relative 1e-4 are equal (a table rounds times to 6 digits): the
+      // canonically first candidate keeps the step.
+      if (gain > best_gain * (1 + 1e-4) + 1e-12) {
         best_gain = gain;
         best = c;
       }
@@ -100,6 +102,8 @@ Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
     }
   }
 
+  // Members in canonical order: the set is what the greedy chose, the order independent of it.
+  std::sort(order.begin(), order.end());
   Portfolio out;
   out.shapes = all.shapes;
   out.best_us = all.best_us;
