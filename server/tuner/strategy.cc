@@ -47,19 +47,14 @@ class FixedOrder final : public Search {
   std::set<std::string> told_;
 };
 
-// Random start, then the neighbourhood of the best candidates found so far (see MakeSearch).
-// Candidates are compared by the position of each parameter's value in its list, so the distance
-// between two is the number of parameters in which they differ.
-class LocalSearch final : public Search {
+// The valid candidates of a space as positions of each parameter's value in its list, so that
+// the distance between two is the number of parameters in which they differ; and an index from
+// FormatParams to position. Shared by the searches that walk neighbourhoods.
+class CandidateCodes {
  public:
-  // Anchors tried in order of their time before falling back to the random order.
-  static constexpr size_t kAnchors = 2;
-
-  LocalSearch(const kernels::Space& space, const ValidCandidates& valid_candidates, uint64_t seed,
-              int64_t budget)
-      : rng_(seed), candidates_(valid_candidates.candidates) {
+  CandidateCodes(const kernels::Space& space, const std::vector<Params>& candidates) {
     const std::vector<kernels::Parameter>& parameters = space.parameters();
-    for (const Params& params : candidates_) {
+    for (const Params& params : candidates) {
       std::vector<uint16_t> code;
       code.reserve(parameters.size());
       for (const kernels::Parameter& parameter : parameters) {
@@ -70,6 +65,37 @@ class LocalSearch final : public Search {
       index_.emplace(FormatParams(params), codes_.size());
       codes_.push_back(std::move(code));
     }
+  }
+  // The position of `params` among the candidates, if it is one.
+  std::optional<size_t> Find(const Params& params) const {
+    auto found = index_.find(FormatParams(params));
+    if (found == index_.end()) return std::nullopt;
+    return found->second;
+  }
+  int Distance(size_t a, size_t b) const {
+    int d = 0;
+    for (size_t k = 0; k < codes_[a].size(); ++k) d += codes_[a][k] != codes_[b][k];
+    return d;
+  }
+
+ private:
+  std::vector<std::vector<uint16_t>> codes_;  // per candidate: each parameter's value position
+  std::unordered_map<std::string, size_t> index_;
+};
+
+// Random start, then the neighbourhood of the best candidates found so far (see MakeSearch).
+// Candidates are compared by the position of each parameter's value in its list, so the distance
+// between two is the number of parameters in which they differ.
+class LocalSearch final : public Search {
+ public:
+  // Anchors tried in order of their time before falling back to the random order.
+  static constexpr size_t kAnchors = 2;
+
+  LocalSearch(const kernels::Space& space, const ValidCandidates& valid_candidates, uint64_t seed,
+              int64_t budget)
+      : rng_(seed),
+        candidates_(valid_candidates.candidates),
+        codes_(space, valid_candidates.candidates) {
     const int64_t valid = static_cast<int64_t>(candidates_.size());
     invalid_ = valid_candidates.invalid;
     // An explicit budget counts proposals; the default share of the space counts candidates
@@ -101,9 +127,9 @@ class LocalSearch final : public Search {
   }
 
   void Tell(const Params& params, std::optional<double> median_us) override {
-    auto found = index_.find(FormatParams(params));
-    if (found == index_.end()) return;  // not in this space: nothing to learn from it
-    const size_t i = found->second;
+    const std::optional<size_t> found = codes_.Find(params);
+    if (!found) return;  // not in this space: nothing to learn from it
+    const size_t i = *found;
     if (state_[i] == State::kUnseen && count_told_) ++used_;  // measured before
     state_[i] = State::kTold;
     if (median_us && *median_us > 0) ranked_.insert({*median_us, i});
@@ -143,16 +169,11 @@ class LocalSearch final : public Search {
     return order_[cursor_++];
   }
 
-  int Distance(size_t a, size_t b) const {
-    int d = 0;
-    for (size_t k = 0; k < codes_[a].size(); ++k) d += codes_[a][k] != codes_[b][k];
-    return d;
-  }
+  int Distance(size_t a, size_t b) const { return codes_.Distance(a, b); }
 
   std::mt19937_64 rng_;
   std::vector<Params> candidates_;
-  std::vector<std::vector<uint16_t>> codes_;  // per candidate: each parameter's value position
-  std::unordered_map<std::string, size_t> index_;
+  CandidateCodes codes_;
   std::vector<size_t> order_;  // the random order
   size_t cursor_ = 0;
   std::vector<State> state_;
@@ -170,28 +191,15 @@ class QuickSearch final : public Search {
   static constexpr size_t kAnchors = 2;
   QuickSearch(const kernels::Space& space, const ValidCandidates& valid,
               const std::vector<Params>& start, int64_t budget)
-      : candidates_(valid.candidates), budget_(budget) {
+      : candidates_(valid.candidates), codes_(space, valid.candidates), budget_(budget) {
     invalid_ = valid.invalid;
-    const std::vector<kernels::Parameter>& parameters = space.parameters();
-    for (const Params& params : candidates_) {
-      std::vector<uint16_t> code;
-      code.reserve(parameters.size());
-      for (const kernels::Parameter& parameter : parameters) {
-        const auto& values = parameter.values;
-        const auto at = std::find(values.begin(), values.end(), params.at(parameter.name));
-        code.push_back(static_cast<uint16_t>(at - values.begin()));
-      }
-      index_.emplace(FormatParams(params), codes_.size());
-      codes_.push_back(std::move(code));
-    }
     state_.assign(candidates_.size(), State::kUnseen);
     for (const Params& params : start) {
-      auto found = index_.find(FormatParams(params));
+      const std::optional<size_t> found = codes_.Find(params);
       // Members outside this (possibly narrowed) space are skipped, not an error: a portfolio
       // is tuned on the default space.
-      if (found != index_.end() &&
-          std::find(start_.begin(), start_.end(), found->second) == start_.end()) {
-        start_.push_back(found->second);
+      if (found && std::find(start_.begin(), start_.end(), *found) == start_.end()) {
+        start_.push_back(*found);
       }
     }
   }
@@ -209,9 +217,9 @@ class QuickSearch final : public Search {
   }
 
   void Tell(const Params& params, std::optional<double> median_us) override {
-    auto found = index_.find(FormatParams(params));
-    if (found == index_.end()) return;
-    const size_t i = found->second;
+    const std::optional<size_t> found = codes_.Find(params);
+    if (!found) return;
+    const size_t i = *found;
     state_[i] = State::kTold;
     if (median_us && *median_us > 0) ranked_.insert({*median_us, i});
   }
@@ -255,15 +263,10 @@ class QuickSearch final : public Search {
     return std::nullopt;
   }
 
-  int Distance(size_t a, size_t b) const {
-    int d = 0;
-    for (size_t k = 0; k < codes_[a].size(); ++k) d += codes_[a][k] != codes_[b][k];
-    return d;
-  }
+  int Distance(size_t a, size_t b) const { return codes_.Distance(a, b); }
 
   std::vector<Params> candidates_;
-  std::vector<std::vector<uint16_t>> codes_;
-  std::unordered_map<std::string, size_t> index_;
+  CandidateCodes codes_;
   std::vector<State> state_;
   std::vector<size_t> start_;
   size_t next_start_ = 0;
