@@ -14,21 +14,6 @@ double Work(const Shape& shape) {
   return work;
 }
 
-// The fastest observed time of each configuration at each shape.
-using TimeIndex = std::map<Shape, std::map<Params, double>>;
-
-TimeIndex Index(const std::vector<TunedShape>& tuned, const std::vector<Observation>& observations) {
-  TimeIndex index;
-  auto note = [&](const Shape& shape, const Params& params, double us) {
-    if (!(us > 0)) return;
-    auto [at, inserted] = index[shape].emplace(params, us);
-    if (!inserted) at->second = std::min(at->second, us);
-  };
-  for (const Observation& o : observations) note(o.shape, o.params, o.time_us);
-  for (const TunedShape& t : tuned) note(t.shape, t.winner, t.winner_us);
-  return index;
-}
-
 }  // namespace
 
 std::vector<double> Model::Features(const Shape& shape) const {
@@ -150,43 +135,37 @@ std::vector<Params> Model::Ranked(const Shape& shape) const {
 Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
                                    const std::vector<Observation>& observations,
                                    const EfficiencyFn& efficiency, const ModelOptions& options) {
-  const TimeIndex times = Index(tuned, observations);
+  const CandidateMatrix m = MakeCandidateMatrix(tuned, observations);
   Evaluation out;
-  for (const TunedShape& held : tuned) {
-    if (!(held.winner_us > 0)) continue;
-    std::vector<TunedShape> rest;
-    for (const TunedShape& t : tuned) {
-      if (t.shape != held.shape) rest.push_back(t);
-    }
-    std::vector<Observation> seen;
-    for (const Observation& o : observations) {
-      if (o.shape != held.shape) seen.push_back(o);
-    }
+  std::vector<bool> include(m.shapes.size(), true);
+  for (size_t q = 0; q < m.shapes.size(); ++q) {
+    include[q] = false;
     Model model;
-    model.portfolio_ = BuildPortfolio(rest, seen);
+    std::vector<size_t> members;
+    model.portfolio_ = SelectPortfolio(m, include, kMaxMembers, &members);
     model.efficiency_ = efficiency;
     model.options_ = options;
     model.Precompute();
-    const std::optional<Prediction> pick = model.Predict(held.shape);
+    include[q] = true;
+    const std::optional<Prediction> pick = model.Predict(m.shapes[q]);
     if (!pick) continue;
-    const auto& at = times.at(held.shape);
-    double best = held.winner_us;
-    for (const auto& [params, us] : at) best = std::min(best, us);
-    const auto picked = at.find(pick->params);
+    const double picked = m.time[q][members[pick->member]];
     // The nearest other tuned shape's winner (the NEAREST_SHAPE rung's answer).
-    const TunedShape* nearest = nullptr;
-    for (const TunedShape& t : rest) {
-      if (!nearest || ShapeDistance(t.shape, held.shape) < ShapeDistance(nearest->shape, held.shape)) {
-        nearest = &t;
+    std::optional<size_t> nearest;
+    for (size_t s = 0; s < m.shapes.size(); ++s) {
+      if (s == q) continue;
+      if (!nearest || ShapeDistance(m.shapes[s], m.shapes[q]) <
+                          ShapeDistance(m.shapes[*nearest], m.shapes[q])) {
+        nearest = s;
       }
     }
-    const auto nearest_time = nearest ? at.find(nearest->winner) : at.end();
-    if (picked == at.end() || nearest_time == at.end()) continue;
-    out.shapes.push_back(held.shape);
-    out.model_ratio.push_back(best / picked->second);
-    out.nearest_ratio.push_back(best / nearest_time->second);
+    const double nearest_time = nearest ? m.time[q][m.winner_of[*nearest]] : 0;
+    if (!(picked > 0) || !(nearest_time > 0)) continue;
+    out.shapes.push_back(m.shapes[q]);
+    out.model_ratio.push_back(m.best_us[q] / picked);
+    out.nearest_ratio.push_back(m.best_us[q] / nearest_time);
     out.predicted_slowdown.push_back(pick->raw_slowdown);
-    out.actual_slowdown.push_back(picked->second / best);
+    out.actual_slowdown.push_back(picked / m.best_us[q]);
   }
   return out;
 }

@@ -32,57 +32,67 @@ double Portfolio::Coverage() const {
   return cells == 0 ? 0 : static_cast<double>(measured) / static_cast<double>(cells);
 }
 
-Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
-                         const std::vector<Observation>& observations, size_t max_members) {
-  // Shapes in the given order; observations indexed by (shape, configuration).
+CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
+                                    const std::vector<Observation>& observations) {
+  CandidateMatrix m;
   std::map<Shape, size_t> shape_index;
-  Portfolio all;
+  std::vector<const Params*> winners;
   for (const TunedShape& t : tuned) {
     if (!(t.winner_us > 0) || shape_index.count(t.shape)) continue;
-    shape_index.emplace(t.shape, all.shapes.size());
-    all.shapes.push_back(t.shape);
-    all.best_us.push_back(t.winner_us);
+    shape_index.emplace(t.shape, m.shapes.size());
+    m.shapes.push_back(t.shape);
+    m.best_us.push_back(t.winner_us);
+    winners.push_back(&t.winner);
   }
   // Candidates: the winners, in canonical order so that equal gains pick deterministically.
   std::map<Params, size_t> candidate_index;
   for (const TunedShape& t : tuned) {
     if (t.winner_us > 0) candidate_index.emplace(t.winner, 0);
   }
-  std::vector<Params> candidates;
   for (auto& [params, index] : candidate_index) {
-    index = candidates.size();
-    candidates.push_back(params);
+    index = m.candidates.size();
+    m.candidates.push_back(params);
   }
-  const size_t shapes = all.shapes.size();
-  std::vector<std::vector<double>> time(shapes, std::vector<double>(candidates.size(), 0));
+  m.time.assign(m.shapes.size(), std::vector<double>(m.candidates.size(), 0));
+  for (const Params* w : winners) m.winner_of.push_back(candidate_index.at(*w));
   auto note = [&](const Shape& shape, const Params& params, double us) {
     auto s = shape_index.find(shape);
     auto c = candidate_index.find(params);
     if (s == shape_index.end() || c == candidate_index.end() || !(us > 0)) return;
-    double& cell = time[s->second][c->second];
+    double& cell = m.time[s->second][c->second];
     if (cell == 0 || us < cell) cell = us;
   };
   for (const Observation& o : observations) note(o.shape, o.params, o.time_us);
   for (const TunedShape& t : tuned) note(t.shape, t.winner, t.winner_us);
-  for (size_t s = 0; s < shapes; ++s) {
-    for (double cell : time[s]) {
-      if (cell > 0) all.best_us[s] = std::min(all.best_us[s], cell);
+  for (size_t s = 0; s < m.shapes.size(); ++s) {
+    for (double cell : m.time[s]) {
+      if (cell > 0) m.best_us[s] = std::min(m.best_us[s], cell);
     }
   }
+  return m;
+}
 
-  // Greedy selection on sum of log(score).
+Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& include,
+                          size_t max_members, std::vector<size_t>* chosen_candidates) {
+  const size_t shapes = m.shapes.size();
+  // Candidates: the winners of the included shapes.
+  std::vector<bool> eligible(m.candidates.size(), false);
+  for (size_t s = 0; s < shapes; ++s) {
+    if (include[s]) eligible[m.winner_of[s]] = true;
+  }
+  // Greedy selection on the sum over included shapes of log(score).
   std::vector<double> covered(shapes, kUncovered);
-  std::vector<bool> chosen(candidates.size(), false);
+  std::vector<bool> chosen(m.candidates.size(), false);
   std::vector<size_t> order;
   while (order.size() < max_members) {
     double best_gain = 0;
     std::optional<size_t> best;
-    for (size_t c = 0; c < candidates.size(); ++c) {
-      if (chosen[c]) continue;
+    for (size_t c = 0; c < m.candidates.size(); ++c) {
+      if (chosen[c] || !eligible[c]) continue;
       double gain = 0;
       for (size_t s = 0; s < shapes; ++s) {
-        if (time[s][c] <= 0) continue;
-        const double score = std::min(1.0, all.best_us[s] / time[s][c]);
+        if (!include[s] || m.time[s][c] <= 0) continue;
+        const double score = std::min(1.0, m.best_us[s] / m.time[s][c]);
         if (score > covered[s]) gain += std::log(score / covered[s]);
       }
       // Gains within a relative 1e-4 are equal (a table rounds times to 6 digits): the
@@ -96,23 +106,31 @@ Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
     chosen[*best] = true;
     order.push_back(*best);
     for (size_t s = 0; s < shapes; ++s) {
-      if (time[s][*best] > 0) {
-        covered[s] = std::max(covered[s], std::min(1.0, all.best_us[s] / time[s][*best]));
+      if (include[s] && m.time[s][*best] > 0) {
+        covered[s] = std::max(covered[s], std::min(1.0, m.best_us[s] / m.time[s][*best]));
       }
     }
   }
-
   // Members in canonical order: the set is what the greedy chose, the order independent of it.
   std::sort(order.begin(), order.end());
   Portfolio out;
-  out.shapes = all.shapes;
-  out.best_us = all.best_us;
-  out.time_us.assign(shapes, {});
-  for (size_t c : order) out.members.push_back(candidates[c]);
+  for (size_t c : order) out.members.push_back(m.candidates[c]);
   for (size_t s = 0; s < shapes; ++s) {
-    for (size_t c : order) out.time_us[s].push_back(time[s][c]);
+    if (!include[s]) continue;
+    out.shapes.push_back(m.shapes[s]);
+    out.best_us.push_back(m.best_us[s]);
+    std::vector<double> row;
+    for (size_t c : order) row.push_back(m.time[s][c]);
+    out.time_us.push_back(std::move(row));
   }
+  if (chosen_candidates != nullptr) *chosen_candidates = order;
   return out;
+}
+
+Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
+                         const std::vector<Observation>& observations, size_t max_members) {
+  const CandidateMatrix m = MakeCandidateMatrix(tuned, observations);
+  return SelectPortfolio(m, std::vector<bool>(m.shapes.size(), true), max_members);
 }
 
 std::vector<Params> NearestWinners(const std::vector<TunedShape>& tuned, const Shape& shape,

@@ -60,6 +60,25 @@ Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
                          const std::vector<Observation>& observations,
                          size_t max_members = kMaxMembers);
 
+// Every winner's fastest observed time at every tuned shape, the data portfolios are chosen
+// from: shapes in the given order (the first of repeated ones), candidates (the distinct winners)
+// in canonical order, time[shape][candidate] (0: not measured), and each shape's winner.
+struct CandidateMatrix {
+  std::vector<Shape> shapes;
+  std::vector<double> best_us;
+  std::vector<Params> candidates;
+  std::vector<std::vector<double>> time;
+  std::vector<size_t> winner_of;  // per shape: the candidate that is its winner
+};
+CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
+                                    const std::vector<Observation>& observations);
+// BuildPortfolio's greedy selection over the shapes with include[s] (candidates: their winners);
+// the portfolio holds only those shapes. `chosen_candidates`, if given, receives the members'
+// candidate indices, in member order.
+Portfolio SelectPortfolio(const CandidateMatrix& matrix, const std::vector<bool>& include,
+                          size_t max_members = kMaxMembers,
+                          std::vector<size_t>* chosen_candidates = nullptr);
+
 // The distinct winners of `tuned`, nearest shape first (ShapeDistance, then CanonicalBefore),
 // at most `max`: the starting set of a quick sweep where no portfolio exists yet.
 std::vector<Params> NearestWinners(const std::vector<TunedShape>& tuned, const Shape& shape,

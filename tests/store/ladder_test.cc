@@ -122,7 +122,7 @@ TEST(LadderTest, PredictedAnswersAnUntunedShapeFromTheMatrix) {
   EXPECT_EQ(Tile(big), 64);
   EXPECT_GE(big.expected_slowdown, 1.0);
   EXPECT_GT(big.predicted_time_us, 0);
-  EXPECT_THAT(big.tuned_shape, ElementsAre(4096, 4096)) << "the nearest shape measuring it";
+  EXPECT_THAT(big.tuned_shape, ElementsAre(8192, 8192)) << "the nearest shape measuring it";
   EXPECT_GT(big.winner.timing.median_us, 0) << "its time there";
   EXPECT_THAT(big.stale, IsEmpty());
   EXPECT_EQ(Tile(f.Ask(Query(kH200, {700, 700}), true)), 16);

@@ -14,6 +14,10 @@ namespace cutune::store {
 namespace {
 
 using testing::TempDir;
+using testing::H200;
+using testing::Ok;
+using testing::Prov;
+using testing::RunSweep;
 
 // Six square shapes, each swept with both configurations: tile 16 wins below 2048, 64 above.
 void TuneGrid(Store& store) {
