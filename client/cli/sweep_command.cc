@@ -256,6 +256,15 @@ int Sweep(const SweepOptions& options) {
           at("wall"), at("compile"), at("gpu_idle_compiling"), at("prepare"), at("reference"),
           at("load"), at("verify"), at("time"), at("finalists"));
     }
+    if (last.has_best() && !last.ties().empty()) {
+      std::cout << absl::StrFormat("tied with the winner (within their measured spread): %d\n",
+                                   last.ties_size());
+      for (const pb::Measurement& tie : last.ties()) {
+        std::cout << absl::StrFormat(
+            "  %s  %.2f us\n", FormatParams(Params(tie.params().begin(), tie.params().end())),
+            tie.time_us());
+      }
+    }
     std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
   }
   if (!any_ok) {

@@ -442,7 +442,12 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   if (!finished.ok()) return fail(finished.status());
   job->Update([&](JobSnapshot& s) {
     s.state = result->cancelled ? JobState::kCancelled : JobState::kSucceeded;
-    if (result->winner) s.progress.best = result->rows[*result->winner];
+    if (result->winner) {
+      s.progress.best = result->rows[*result->winner];
+      for (size_t i : result->tied) {
+        if (i != *result->winner) s.ties.push_back(result->rows[i]);
+      }
+    }
   });
 }
 

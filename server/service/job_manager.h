@@ -58,6 +58,7 @@ struct JobSnapshot {
   std::string reference_name;
   double reference_us = 0;
   std::map<std::string, double> phase_seconds;  // when ended; see JobProgress.phase_seconds
+  std::vector<Measurement> ties;                 // when ended; see JobProgress.ties
   int64_t sweep_id = 0;                          // the store's sweep, once the job started
   uint64_t version = 0;  // grows with every change
   bool finished() const {

@@ -438,7 +438,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   for (int i = 0; i < request->candidates_size(); ++i) {
     const auto& values = request->candidates(i).values();
     Params params(values.begin(), values.end());
-    if (absl::Status s = narrowed->Admit(params, /*strict=*/false); !s.ok()) {
+    if (absl::Status s = narrowed->Admit(params, /*strict=*/true); !s.ok()) {
       return {grpc::StatusCode::INVALID_ARGUMENT,
               absl::StrCat("candidates[", i, "]: ", s.message())};
     }
