@@ -43,7 +43,7 @@ ScopedEnv::~ScopedEnv() {
 
 TestServer::TestServer(ServerOptions options) {
   auto store = store::Store::Open(options.db_path.empty() ? dir_.File("cutune.db") : options.db_path,
-                                  {.validator = FamilyRules()});
+                                  StoreRules());
   if (!store.ok()) {
     ADD_FAILURE() << store.status();
     std::abort();

@@ -346,6 +346,45 @@ TEST_F(AuthTest, ReadTokenLooksUpButMayNotTuneCancelOrImport) {
   EXPECT_EQ(imported.winners_added(), 2);
 }
 
+// The shipped H200 table carries portfolios: a table server answers a shape outside its grid
+// with PREDICTED, says how good the answer is expected to be, and labels where its figures were
+// measured; a grid shape stays EXACT, measured at the asked shape.
+TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  std::ifstream in(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  pb::ImportTableRequest import;
+  import.set_json(text.str());
+  pb::ImportTableResponse imported;
+  ASSERT_TRUE(stub.ImportTable(Context().get(), import, &imported).ok());
+  EXPECT_GT(imported.winners_added(), 100);
+
+  for (const auto& [family, shape] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
+           {"matmul", {3000, 5000, 2000}}, {"matmul", {24, 3000, 9000}}, {"transpose", {5000, 5000}}}) {
+    auto lookup = Lookup(family, shape);
+    lookup.mutable_device()->set_model("NVIDIA H200");
+    pb::GetBestConfigResponse response;
+    ASSERT_TRUE(Call(stub, lookup, &response).ok());
+    EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::PREDICTED) << family;
+    EXPECT_GE(response.expected_slowdown(), 1.0);
+    EXPECT_GT(response.predicted_time_us(), 0);
+    EXPECT_FALSE(response.measured_at_asked_shape());
+    EXPECT_THAT(response.tuned_shape(), SizeIs(shape.size()));
+    EXPECT_GT(response.time_us(), 0) << "the member's time at tuned_shape";
+    EXPECT_FALSE(response.params().empty());
+    EXPECT_FALSE(response.compile_options().empty());
+  }
+  auto exact = Lookup("matmul", {4096, 4096, 4096});
+  exact.mutable_device()->set_model("NVIDIA H200");
+  pb::GetBestConfigResponse response;
+  ASSERT_TRUE(Call(stub, exact, &response).ok());
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_TRUE(response.measured_at_asked_shape());
+  EXPECT_EQ(response.expected_slowdown(), 0);
+}
+
 TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
   TestServer server;
   pb::Tuner::Stub& stub = server.stub();
