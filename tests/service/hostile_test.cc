@@ -4,6 +4,7 @@
 // still answer health afterwards, and nothing it stores may change.
 #include <future>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "gmock/gmock.h"
@@ -253,6 +254,25 @@ std::vector<Case> Cases() {
         C::INVALID_ARGUMENT, "max_seconds");
   start("negative seconds", [](auto& r) { r.mutable_budget()->set_max_seconds(-0.5); },
         C::INVALID_ARGUMENT, "max_seconds");
+  // Explicit candidates (SmallJob pins tile=32, smem=1, vec=1, swizzle=0, minb=0).
+  auto candidate = [](pb::StartTuningRequest& r, std::map<std::string, int64_t> over) {
+    std::map<std::string, int64_t> p = {{"minb", 0}, {"pad", 1}, {"rows", 8}, {"smem", 1},
+                                        {"swizzle", 0}, {"tile", 32}, {"vec", 1}};
+    for (const auto& [k, v] : over) p[k] = v;
+    auto& values = *r.add_candidates()->mutable_values();
+    for (const auto& [k, v] : p) values[k] = v;
+  };
+  start("candidate outside the narrowed space",
+        [&](auto& r) { candidate(r, {{"tile", 64}}); }, C::INVALID_ARGUMENT, "candidates[0]");
+  start("candidate with a zero divisor", [&](auto& r) { candidate(r, {{"tile", 0}}); },
+        C::INVALID_ARGUMENT, "candidates[0]");
+  start("candidate missing a parameter", [](auto& r) { (*r.add_candidates()->mutable_values())["tile"] = 32; },
+        C::INVALID_ARGUMENT, "candidates[0]");
+  start("candidate listed twice",
+        [&](auto& r) { candidate(r, {}); candidate(r, {}); }, C::INVALID_ARGUMENT, "candidates[1]");
+  start("5000 candidates",
+        [&](auto& r) { for (int i = 0; i < 5000; ++i) candidate(r, {}); }, C::INVALID_ARGUMENT,
+        "at most 4096");
   start("override of unknown parameter",
         [](auto& r) { (*r.mutable_space()->mutable_values())["warp"].add_values(1); },
         C::INVALID_ARGUMENT, "warp");
