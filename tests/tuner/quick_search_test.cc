@@ -9,20 +9,10 @@
 #include "kernels/family.h"
 #include "server/tuner/replay.h"
 #include "server/tuner/strategy.h"
+#include "tests/tuner/drain.h"
 
 namespace cutune::tuner {
 namespace {
-
-// Proposes one at a time, told `time` of each before the next.
-std::vector<Params> Drain(Search& search,
-                          const std::function<std::optional<double>(const Params&)>& time) {
-  std::vector<Params> proposed;
-  for (std::vector<Params> next = search.Next(1); !next.empty(); next = search.Next(1)) {
-    search.Tell(next.front(), time(next.front()));
-    proposed.push_back(next.front());
-  }
-  return proposed;
-}
 
 TEST(QuickSearchTest, MeasuresTheStartingSetFirstThenDescendsToALocalOptimum) {
   const kernels::Space& space = kernels::TransposeFamily().default_space();

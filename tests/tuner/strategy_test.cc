@@ -9,22 +9,12 @@
 #include "kernels/family.h"
 #include "server/compiler/pool.h"
 #include "server/tuner/sweep.h"
+#include "tests/tuner/drain.h"
 
 namespace cutune::tuner {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Every candidate a search proposes, one at a time, each told `time` of it before the next.
-std::vector<Params> Drain(Search& search,
-                          const std::function<std::optional<double>(const Params&)>& time) {
-  std::vector<Params> proposed;
-  for (std::vector<Params> next = search.Next(1); !next.empty(); next = search.Next(1)) {
-    search.Tell(next.front(), time(next.front()));
-    proposed.push_back(next.front());
-  }
-  return proposed;
-}
 
 std::optional<double> Unit(const Params&) { return 1.0; }
 
