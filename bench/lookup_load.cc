@@ -182,7 +182,7 @@ Round Run(const std::string& target, int clients, double warmup_s, double second
         grpc::Status status = stub->GetBestConfig(&context, request, &response);
         const auto took = Clock::now() - began;
         if (!measuring.load(std::memory_order_relaxed)) continue;
-        if (!status.ok() || response.rung() != pb::GetBestConfigResponse::EXACT) {
+        if (!status.ok() || response.rung() != pb::GetBestConfigResponse::RUNG_EXACT) {
           if (errors++ == 0) {
             std::lock_guard lock(error_mu);
             first_error = status.ok() ? "rung " + pb::GetBestConfigResponse::Rung_Name(response.rung())

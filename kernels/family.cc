@@ -82,6 +82,44 @@ const std::string& KernelFamily::source_hash() const {
   return source_hash_;
 }
 
+std::string ArgumentCType(const KernelArgument& argument, std::string_view dtype) {
+  // dtype is validated before any contract is built; f32 is the only one today.
+  const std::string element = dtype == "f32" ? "float" : std::string(dtype);
+  switch (argument.role) {
+    case KernelArgument::Role::kInput:
+      return "const " + element + "*";
+    case KernelArgument::Role::kOutput:
+      return element + "*";
+    case KernelArgument::Role::kDimension:
+      return "int";
+  }
+  return "";
+}
+
+std::vector<FunctionAttribute> FunctionAttributes(const LaunchGeometry& geometry) {
+  std::vector<FunctionAttribute> out;
+  if (geometry.dynamic_shared_bytes > kDefaultDynamicSharedLimit) {
+    out.push_back({kMaxDynamicSharedAttribute, kMaxDynamicSharedAttributeValue,
+                   geometry.dynamic_shared_bytes});
+  }
+  return out;
+}
+
+BufferPlan KernelFamily::Buffers(const Shape& shape) const {
+  BufferPlan plan;
+  for (const KernelArgument& argument : Arguments()) {
+    if (argument.role == KernelArgument::Role::kDimension) continue;
+    int64_t elements = 1;
+    for (int dim : argument.extent) elements *= shape.at(dim);
+    if (argument.role == KernelArgument::Role::kInput) {
+      plan.inputs.push_back(elements);
+    } else {
+      plan.output = elements;
+    }
+  }
+  return plan;
+}
+
 absl::Status KernelFamily::ValidateParams(const Params& params) const {
   return default_space().Admit(params, /*strict=*/true);
 }

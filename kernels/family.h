@@ -44,8 +44,47 @@ struct Verification {
   double max_rel_error = 0; // matmul: ||out - ref||_2 / ||ref||_2 must not exceed this
 };
 
-// Buffers of one problem, in elements. Kernel arguments are, in order: one pointer per input,
-// the output pointer, then each shape dimension as an int.
+// The launch contract, which clients receive as data (ListFamilies, GetBestConfig).
+//
+// One argument of the entry point, in order: every family takes its input pointers, then its
+// output pointer, then each shape dimension as an int.
+struct KernelArgument {
+  enum class Role { kInput, kOutput, kDimension };
+  std::string name;  // as in the kernel's source: "A", "M"
+  Role role = Role::kInput;
+  // A pointer: its dense row-major buffer's extents as indices into dims(), outermost first
+  // (matmul's A is {M, K}: M*K elements, row stride K). A dimension: the one index it carries.
+  std::vector<int> extent;
+};
+// The C type an argument is passed as, for a problem's dtype: "const float*", "float*", "int".
+std::string ArgumentCType(const KernelArgument& argument, std::string_view dtype);
+// Every pointer argument must be aligned to this many bytes (the kernels load float4s).
+inline constexpr int kPointerAlignment = 16;
+
+// Whether launches of one loaded module may run at the same time.
+enum class Concurrency {
+  kAny,
+  // Launches share state in the module's own memory (split-K's turn counters): launches of
+  // one module must not overlap, so a client loads one module per stream.
+  kOneModulePerStream,
+};
+
+// A function attribute to set before the first launch, by its CUfunction_attribute name and
+// value in the CUDA driver API.
+struct FunctionAttribute {
+  std::string name;
+  int driver_attribute = 0;
+  int64_t value = 0;
+};
+// Dynamic shared memory beyond this needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+inline constexpr uint32_t kDefaultDynamicSharedLimit = 48 * 1024;
+inline constexpr char kMaxDynamicSharedAttribute[] =
+    "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES";
+inline constexpr int kMaxDynamicSharedAttributeValue = 8;  // its CUfunction_attribute value
+// The attributes a launch with `geometry` needs (none within the default limits).
+std::vector<FunctionAttribute> FunctionAttributes(const LaunchGeometry& geometry);
+
+// Buffers of one problem, in elements (from the family's pointer arguments).
 struct BufferPlan {
   std::vector<int64_t> inputs;
   int64_t output = 0;
@@ -118,7 +157,12 @@ class KernelFamily {
   // Memory-bound families flush L2 between timing samples.
   virtual bool memory_bound() const = 0;
 
-  virtual BufferPlan Buffers(const Shape& shape) const = 0;
+  // The entry point's arguments, in order (the same for every candidate).
+  virtual std::vector<KernelArgument> Arguments() const = 0;
+  // Whether launches of one module of this configuration may overlap.
+  virtual Concurrency LaunchConcurrency(const Params& /*params*/) const { return Concurrency::kAny; }
+  // Elements of each pointer argument for `shape` (the shape must be valid).
+  BufferPlan Buffers(const Shape& shape) const;
   virtual Verification verification() const = 0;
 
  private:

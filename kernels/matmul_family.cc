@@ -222,8 +222,14 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   bool memory_bound() const override { return false; }
 
-  BufferPlan Buffers(const Shape& shape) const override {
-    return {{shape[0] * shape[2], shape[2] * shape[1]}, shape[0] * shape[1]};
+  std::vector<KernelArgument> Arguments() const override {
+    using Role = KernelArgument::Role;
+    return {{"A", Role::kInput, {0, 2}},  {"B", Role::kInput, {2, 1}},
+            {"C", Role::kOutput, {0, 1}}, {"M", Role::kDimension, {0}},
+            {"N", Role::kDimension, {1}}, {"K", Role::kDimension, {2}}};
+  }
+  Concurrency LaunchConcurrency(const Params& params) const override {
+    return Get(params, "splitk") > 1 ? Concurrency::kOneModulePerStream : Concurrency::kAny;
   }
   // f32 accumulation against a double reference: relative L2 error grows like 2^-24 sqrt(K).
   Verification verification() const override { return {.exact = false, .max_rel_error = 1e-4}; }

@@ -110,8 +110,12 @@ class TransposeFamilyImpl final : public KernelFamily {
   double Flops(const Shape&) const override { return 0; }
   bool memory_bound() const override { return true; }
 
-  BufferPlan Buffers(const Shape& shape) const override {
-    return {{shape[0] * shape[1]}, shape[0] * shape[1]};
+  std::vector<KernelArgument> Arguments() const override {
+    using Role = KernelArgument::Role;
+    return {{"in", Role::kInput, {0, 1}},
+            {"out", Role::kOutput, {1, 0}},
+            {"rows", Role::kDimension, {0}},
+            {"cols", Role::kDimension, {1}}};
   }
   Verification verification() const override { return {.exact = true, .max_rel_error = 0}; }
 

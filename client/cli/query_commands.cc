@@ -34,11 +34,6 @@ std::unique_ptr<client::Connection> Connect(const client::ConnectionOptions& opt
   return std::move(*connection);
 }
 
-std::string StateName(pb::Device::State state) {
-  std::string name = pb::Device::State_Name(state);
-  return absl::AsciiStrToLower(name.substr(name.find('_') + 1));
-}
-
 std::string Mib(int64_t bytes) { return absl::StrCat(bytes >> 20, " MiB"); }
 
 int Devices(const ServerOptions& options) {
@@ -62,7 +57,7 @@ int Devices(const ServerOptions& options) {
   Table table({"#", "name", "cc", "SMs", "memory", "state", "queued", "driver", "uuid"});
   for (const pb::Device& d : response.devices()) {
     table.Add({std::to_string(d.ordinal()), d.name(), d.compute_capability(),
-               std::to_string(d.sm_count()), Mib(d.total_memory_bytes()), StateName(d.state()),
+               std::to_string(d.sm_count()), Mib(d.total_memory_bytes()), EnumLabel(d.state()),
                std::to_string(d.queued_jobs()), std::to_string(d.driver_version()), d.uuid()});
   }
   std::cout << table.Render();
@@ -80,20 +75,20 @@ struct GetOptions : ServerOptions {
 std::string RungText(const pb::GetBestConfigResponse& r) {
   const std::string tuned = absl::StrJoin(r.tuned_shape(), "x");
   switch (r.rung()) {
-    case pb::GetBestConfigResponse::EXACT:
+    case pb::GetBestConfigResponse::RUNG_EXACT:
       return absl::StrCat("exact (tuned for this shape on ", r.device_model(), ")");
-    case pb::GetBestConfigResponse::PREDICTED:
+    case pb::GetBestConfigResponse::RUNG_PREDICTED:
       return absl::StrFormat(
           "predicted (portfolio member chosen by the %s model; expected %.1f%% slower than a "
           "tuning of this shape)",
           r.device_model(), 100 * (std::max(r.expected_slowdown(), 1.0) - 1));
-    case pb::GetBestConfigResponse::NEAREST_SHAPE:
+    case pb::GetBestConfigResponse::RUNG_NEAREST_SHAPE:
       return absl::StrFormat("nearest shape (tuned for %s on %s; distance %.2f)", tuned,
                              r.device_model(), r.shape_distance());
-    case pb::GetBestConfigResponse::SAME_ARCHITECTURE:
+    case pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE:
       return absl::StrFormat("same architecture (tuned for %s on %s; distance %.2f)", tuned,
                              r.device_model(), r.shape_distance());
-    case pb::GetBestConfigResponse::FAMILY_DEFAULT:
+    case pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT:
       return "family default (nothing tuned for this device; the seed kernel's configuration)";
     default:
       return "unknown";
@@ -117,9 +112,9 @@ int Get(const GetOptions& options) {
   *request.mutable_device() = ToSelector(options.problem);
   request.set_include_source(!options.source_file.empty());
   request.set_include_cubin(!options.cubin_file.empty());
-  request.set_on_miss(options.wait   ? pb::GetBestConfigRequest::WAIT_FOR_TUNING
-                      : options.tune ? pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE
-                                     : pb::GetBestConfigRequest::ANSWER_NOW);
+  request.set_on_miss(options.wait   ? pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING
+                      : options.tune ? pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE
+                                     : pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW);
   pb::GetBestConfigResponse response;
   // Waiting for a tuning job takes as long as the job: without --timeout, wait up to an hour.
   std::optional<std::chrono::milliseconds> deadline;
@@ -225,10 +220,6 @@ int Results(const ResultsOptions& options) {
   return kExitOk;
 }
 
-std::string JobStateName(pb::JobProgress::State state) {
-  return absl::AsciiStrToLower(pb::JobProgress::State_Name(state));
-}
-
 int Jobs(const ServerOptions& options) {
   int code = kExitOk;
   auto connection = Connect(options.connection, code);
@@ -246,7 +237,7 @@ int Jobs(const ServerOptions& options) {
   }
   Table table({"job", "state", "problem", "done", "total", "best us", "elapsed s", "error"});
   for (const pb::JobProgress& job : response.jobs()) {
-    table.Add({job.job_id(), JobStateName(job.state()), Describe(job.problem()),
+    table.Add({job.job_id(), EnumLabel(job.state()), Describe(job.problem()),
                std::to_string(job.done()), std::to_string(job.total()),
                job.has_best() ? FormatDouble(job.best().time_us(), 2) : "",
                FormatDouble(job.elapsed_seconds(), 1), OneLine(job.error())});
@@ -271,7 +262,7 @@ int Cancel(const CancelOptions& options) {
   if (options.json) {
     std::cout << ToJson(response).dump(2) << "\n";
   } else {
-    std::cout << "job " << options.job_id << ": " << JobStateName(response.state()) << "\n";
+    std::cout << "job " << options.job_id << ": " << EnumLabel(response.state()) << "\n";
   }
   return kExitOk;
 }

@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "client/cli/json.h"
 #include "client/cli/render.h"
 
 namespace cutune::cli {
@@ -15,12 +16,7 @@ Params ParamsOf(const pb::Measurement& row) {
   return Params(row.params().begin(), row.params().end());
 }
 
-std::string OutcomeLabel(pb::Outcome outcome) {
-  std::string name = pb::Outcome_Name(outcome);
-  constexpr std::string_view kPrefix = "OUTCOME_";
-  if (name.rfind(kPrefix, 0) == 0) name = name.substr(kPrefix.size());
-  return absl::AsciiStrToLower(name);
-}
+std::string OutcomeLabel(pb::Outcome outcome) { return EnumLabel(outcome); }
 
 bool UsesTflops(const std::vector<pb::Measurement>& rows) {
   return std::any_of(rows.begin(), rows.end(),

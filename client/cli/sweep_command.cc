@@ -113,7 +113,7 @@ int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
     ReportError(status);
   } else {
     std::cerr << "interrupted: job " << job_id << " "
-              << absl::AsciiStrToLower(pb::JobProgress::State_Name(response.state())) << "\n";
+              << EnumLabel(response.state()) << "\n";
   }
   return kExitInterrupted;
 }
@@ -210,12 +210,12 @@ int Sweep(const SweepOptions& options) {
     return ReportError(absl::InternalError(absl::StrCat("job ", job_id, ": no progress received")));
   }
 
-  if (last.state() == pb::JobProgress::FAILED) {
+  if (last.state() == pb::JobProgress::STATE_FAILED) {
     return ReportError(
         absl::AbortedError(absl::StrCat("sweep job ", job_id, " failed: ", OneLine(last.error()))),
         kExitFailure);
   }
-  if (last.state() == pb::JobProgress::CANCELLED) {
+  if (last.state() == pb::JobProgress::STATE_CANCELLED) {
     return ReportError(absl::CancelledError(absl::StrCat("sweep job ", job_id, " was cancelled")),
                        kExitFailure);
   }

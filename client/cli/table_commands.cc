@@ -65,10 +65,10 @@ int Import(const ImportOptions& options) {
   if (!connection.ok()) return ReportError(connection.status());
   pb::ImportTableRequest request;
   request.set_json(*text);
-  request.set_policy(options.policy == "keep-newer" ? pb::ImportTableRequest::KEEP_NEWER
+  request.set_policy(options.policy == "keep-newer" ? pb::ImportTableRequest::MERGE_POLICY_KEEP_NEWER
                      : options.policy == "fail-on-conflict"
-                         ? pb::ImportTableRequest::FAIL_ON_CONFLICT
-                         : pb::ImportTableRequest::KEEP_FASTER);
+                         ? pb::ImportTableRequest::MERGE_POLICY_FAIL_ON_CONFLICT
+                         : pb::ImportTableRequest::MERGE_POLICY_KEEP_FASTER);
   pb::ImportTableResponse response;
   auto status = (*connection)->Call(&pb::Tuner::Stub::ImportTable, request, &response);
   if (!status.ok()) {

@@ -48,29 +48,23 @@ void ToProto(const Measurement& m, pb::Measurement* out) {
   out->set_compile_ms(m.compile_ms);
 }
 
-void ToProto(const LaunchGeometry& g, pb::LaunchGeometry* out) {
-  for (uint32_t v : g.grid) out->add_grid(v);
-  for (uint32_t v : g.block) out->add_block(v);
-  out->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-}
-
 void ToProto(const JobSnapshot& job, pb::JobProgress* out) {
   out->set_job_id(job.id);
   switch (job.state) {
     case JobState::kQueued:
-      out->set_state(pb::JobProgress::QUEUED);
+      out->set_state(pb::JobProgress::STATE_QUEUED);
       break;
     case JobState::kRunning:
-      out->set_state(pb::JobProgress::RUNNING);
+      out->set_state(pb::JobProgress::STATE_RUNNING);
       break;
     case JobState::kSucceeded:
-      out->set_state(pb::JobProgress::SUCCEEDED);
+      out->set_state(pb::JobProgress::STATE_SUCCEEDED);
       break;
     case JobState::kFailed:
-      out->set_state(pb::JobProgress::FAILED);
+      out->set_state(pb::JobProgress::STATE_FAILED);
       break;
     case JobState::kCancelled:
-      out->set_state(pb::JobProgress::CANCELLED);
+      out->set_state(pb::JobProgress::STATE_CANCELLED);
       break;
   }
   pb::Problem* problem = out->mutable_problem();

@@ -15,7 +15,6 @@ namespace pb = ::cutune::v1;
 grpc::Status ToGrpc(const absl::Status& status);
 pb::Outcome ToProto(Outcome outcome);
 void ToProto(const Measurement& m, pb::Measurement* out);
-void ToProto(const LaunchGeometry& g, pb::LaunchGeometry* out);
 void ToProto(const JobSnapshot& job, pb::JobProgress* out);
 
 }  // namespace cutune::service

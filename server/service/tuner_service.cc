@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "server/compiler/compiler.h"
 #include "server/core/strings.h"
+#include "server/service/answer.h"
 #include "server/service/convert.h"
 #include "server/store/tables.h"
 #include "server/tuner/candidate.h"
@@ -16,48 +17,10 @@
 namespace cutune::service {
 namespace {
 
-struct ValidProblem {
-  const kernels::KernelFamily* family = nullptr;
-  Shape shape;
-  DType dtype = DType::kF32;
-};
-
-absl::StatusOr<ValidProblem> Validate(const pb::Problem& problem) {
-  if (problem.family().empty()) return absl::InvalidArgumentError("problem.family is required");
-  auto family = kernels::GetFamily(problem.family());
-  if (!family.ok()) return family.status();
-  ValidProblem out;
-  out.family = *family;
-  if (!problem.dtype().empty()) {
-    auto dtype = ParseDType(problem.dtype());
-    if (!dtype.ok()) return dtype.status();
-    out.dtype = *dtype;
-  }
-  out.shape.assign(problem.shape().begin(), problem.shape().end());
-  if (auto s = out.family->ValidateShape(out.shape); !s.ok()) return s;
-  return out;
-}
-
 std::set<std::string> KnownFamilies() {
   std::set<std::string> names;
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) names.insert(std::string(f->name()));
   return names;
-}
-
-pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
-  switch (rung) {
-    case store::LookupRung::kExact:
-      return pb::GetBestConfigResponse::EXACT;
-    case store::LookupRung::kPredicted:
-      return pb::GetBestConfigResponse::PREDICTED;
-    case store::LookupRung::kNearestShape:
-      return pb::GetBestConfigResponse::NEAREST_SHAPE;
-    case store::LookupRung::kSameArchitecture:
-      return pb::GetBestConfigResponse::SAME_ARCHITECTURE;
-    case store::LookupRung::kFamilyDefault:
-      return pb::GetBestConfigResponse::FAMILY_DEFAULT;
-  }
-  return pb::GetBestConfigResponse::RUNG_UNSPECIFIED;
 }
 
 int64_t BytesNeeded(const kernels::KernelFamily& family, const Shape& shape) {
@@ -124,6 +87,10 @@ struct TunerService::Target {
   int driver_version = 0;
   int64_t total_memory = 0;
 };
+
+AnswerDevice TunerService::AnswerDeviceOf(const Target& target) {
+  return {target.model, target.cc_major, target.cc_minor, target.driver_version};
+}
 
 TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
                            Authorizer authorizer, ServiceLimits limits)
@@ -228,21 +195,7 @@ grpc::Status TunerService::ListFamilies(grpc::ServerContext* context,
                                         pb::ListFamiliesResponse* response) {
   if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
-    pb::Family* f = response->add_families();
-    f->set_name(std::string(family->name()));
-    f->set_description(std::string(family->description()));
-    for (const std::string& dim : family->dims()) f->add_dims(dim);
-    const kernels::Space& space = family->default_space();
-    for (const kernels::Parameter& p : space.parameters()) {
-      pb::Parameter* param = f->add_parameters();
-      param->set_name(p.name);
-      for (int64_t v : p.values) param->add_values(v);
-      param->set_help(p.help);
-    }
-    for (const kernels::Constraint& c : space.constraints()) f->add_constraints(c.text);
-    f->set_space_size(space.CartesianSize());
-    f->set_source_hash(family->source_hash());
-    for (const auto& [name, value] : family->baseline()) (*f->mutable_default_params())[name] = value;
+    FillFamily(*family, response->add_families());
   }
   return grpc::Status::OK;
 }
@@ -285,8 +238,8 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     return {grpc::StatusCode::INVALID_ARGUMENT,
             absl::StrCat("unknown on_miss value ", request->on_miss())};
   }
-  const bool tune = request->on_miss() == pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE ||
-                    request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING;
+  const bool tune = request->on_miss() == pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE ||
+                    request->on_miss() == pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING;
   // The role first: a read token learns nothing about a tuning request it may not make.
   if (auto s = authorizer_.Check(*context, tune ? Role::kAdmin : Role::kRead); !s.ok()) return s;
   auto problem = Validate(request->problem());
@@ -297,16 +250,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   if (!target.ok()) return ToGrpc(target.status());
   const kernels::KernelFamily& family = *problem->family;
 
-  store::LookupQuery query;
-  query.device_model = target->model;
-  query.cc_major = target->cc_major;
-  query.cc_minor = target->cc_minor;
-  query.family = std::string(family.name());
-  query.shape = problem->shape;
-  query.dtype = problem->dtype;
-  query.current = {target->driver_version, compiler::NvrtcVersion(), family.source_hash(),
-                   family.space_version()};
-  query.family_default = family.baseline();
+  const store::LookupQuery query = LookupQueryFor(*problem, AnswerDeviceOf(*target));
   store::LookupResult found = store_.Lookup(query);
 
   const bool miss = found.rung != store::LookupRung::kExact || !found.stale.empty();
@@ -320,7 +264,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     spec.dtype = problem->dtype;
     spec.device = target->ordinal.value_or(0);
     // ANSWER_NOW_AND_TUNE already answered; its job makes the answer exact within seconds.
-    if (request->on_miss() == pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE) {
+    if (request->on_miss() == pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE) {
       spec.strategy = "quick";
     }
     if (auto s = CheckFits(family, spec.shape, spec.device, target->total_memory); !s.ok()) {
@@ -329,7 +273,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     auto submitted = jobs_.Submit(spec);
     if (!submitted.ok()) return ToGrpc(submitted.status());
     response->set_job_id(submitted->first);
-    if (request->on_miss() == pb::GetBestConfigRequest::WAIT_FOR_TUNING) {
+    if (request->on_miss() == pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING) {
       auto slot = streams_.Enter();
       if (!slot.ok()) {
         context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
@@ -343,34 +287,9 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     }
   }
 
-  response->set_rung(ToProto(found.rung));
-  response->set_shape_distance(found.distance);
-  for (int64_t d : found.tuned_shape) response->add_tuned_shape(d);
-  response->set_device_model(found.device_model);
-  response->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-  for (const auto& [name, value] : found.winner.params) (*response->mutable_params())[name] = value;
-  const int cc_major = target->cc_major ? target->cc_major : 9;
-  const int cc_minor = target->cc_major ? target->cc_minor : 0;
-  const std::string arch = absl::StrCat("sm_", cc_major, cc_minor);
-  for (const std::string& option : tuner::CandidateOptions(family, found.winner.params)) {
-    response->add_compile_options(option);
-  }
-  response->add_compile_options(absl::StrCat("--gpu-architecture=", arch));
-  ToProto(family.Geometry(found.winner.params, problem->shape), response->mutable_geometry());
-  response->set_source_hash(found.rung == store::LookupRung::kFamilyDefault
-                                ? family.source_hash()
-                                : found.provenance.source_hash);
-  response->set_time_us(found.winner.timing.median_us);
-  response->set_gbps(found.winner.gbps);
-  response->set_tflops(found.winner.tflops);
-  response->set_percent_of_reference(found.winner.percent_of_reference);
-  response->set_measured_at_asked_shape(found.rung == store::LookupRung::kExact);
-  if (found.rung == store::LookupRung::kPredicted) {
-    response->set_predicted_time_us(found.predicted_time_us);
-    response->set_expected_slowdown(found.expected_slowdown);
-  }
-  for (const std::string& s : found.stale) response->add_stale(s);
-  if (request->include_source()) response->set_source(std::string(family.source()));
+  const AnswerDevice device = AnswerDeviceOf(*target);
+  FillAnswer(*problem, device, found, request->include_source(), response);
+  const std::string arch = ArchOf(device);
   if (request->include_cubin()) {
     auto compiled =
         pool_.Submit(tuner::CandidateRequest(family, found.winner.params, arch)).get();
@@ -583,13 +502,13 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
   options.validator = FamilyRules();
   switch (request->policy()) {
     case pb::ImportTableRequest::MERGE_POLICY_UNSPECIFIED:
-    case pb::ImportTableRequest::KEEP_FASTER:
+    case pb::ImportTableRequest::MERGE_POLICY_KEEP_FASTER:
       options.policy = store::MergePolicy::kKeepFaster;
       break;
-    case pb::ImportTableRequest::KEEP_NEWER:
+    case pb::ImportTableRequest::MERGE_POLICY_KEEP_NEWER:
       options.policy = store::MergePolicy::kKeepNewer;
       break;
-    case pb::ImportTableRequest::FAIL_ON_CONFLICT:
+    case pb::ImportTableRequest::MERGE_POLICY_FAIL_ON_CONFLICT:
       options.policy = store::MergePolicy::kFailOnConflict;
       break;
     default:

@@ -11,6 +11,7 @@
 
 #include "cutune/v1/cutune.grpc.pb.h"
 #include "server/compiler/pool.h"
+#include "server/service/answer.h"
 #include "server/service/auth.h"
 #include "server/service/call_limit.h"
 #include "server/service/job_manager.h"
@@ -72,6 +73,7 @@ class TunerService final : public pb::Tuner::Service {
 
  private:
   struct Target;  // the device a request resolves to
+  static AnswerDevice AnswerDeviceOf(const Target& target);
   absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
   // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until
   // shortly before the caller's deadline (DEADLINE_EXCEEDED; the job goes on).

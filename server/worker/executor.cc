@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/family.h"
 #include "server/compiler/compiler.h"
 #include "server/cuda/check.h"
 #include "server/cuda/cublas.h"
@@ -17,6 +18,9 @@
 #include "server/worker/outcome.h"
 
 namespace cutune::worker {
+
+static_assert(kernels::kMaxDynamicSharedAttributeValue ==
+              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 namespace {
 
 // Every call below goes through CUTUNE_DRIVER_CALL (server/cuda/check.h); none is left unchecked,
@@ -404,10 +408,10 @@ absl::StatusOr<wpb::RunResult> Executor::Run(const wpb::Run& run) {
     }
   }
   LaunchGeometry geometry = FromProto(run.candidate().geometry());
-  if (geometry.dynamic_shared_bytes > 48 * 1024) {
+  for (const kernels::FunctionAttribute& attribute : kernels::FunctionAttributes(geometry)) {
     if (auto s = CUTUNE_DRIVER_CALL(api, cuFuncSetAttribute, *function,
-                                    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                    static_cast<int>(geometry.dynamic_shared_bytes));
+                                    static_cast<CUfunction_attribute>(attribute.driver_attribute),
+                                    static_cast<int>(attribute.value));
         !s.ok()) {
       return Failed(std::move(result), s, "launch", cuda::CallSite::kCandidateLaunch);
     }

@@ -166,7 +166,7 @@ TEST_F(CliTest, GetNearestShapeSaysHowFar) {
   RunResult j = Run({"get", "matmul", "--shape", "4096x4096x4096", "--json"});
   ASSERT_EQ(j.exit_code, kOk) << j.err;
   Json parsed = Json::parse(j.out);
-  EXPECT_EQ(parsed["rung"], "EXACT");
+  EXPECT_EQ(parsed["rung"], "RUNG_EXACT");
   EXPECT_EQ(parsed["params"]["bm"], 128);
   EXPECT_EQ(parsed["tuned_shape"], Json::array({4096, 4096, 4096}));
   EXPECT_DOUBLE_EQ(parsed["time_us"].get<double>(), 2870.0);

@@ -9,6 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -400,6 +403,64 @@ TEST(WorkTest, BytesFlopsAndBuffers) {
   EXPECT_THAT(plan.inputs, ::testing::ElementsAre(100 * 300, 300 * 200));
   EXPECT_EQ(plan.output, 100 * 200);
   EXPECT_THAT(TransposeFamily().Buffers({7, 9}).inputs, ::testing::ElementsAre(63));
+}
+
+// The launch contract clients receive must be the entry point the source declares: parse the
+// `extern "C" __global__ void ... cutune_kernel(...)` parameter list and compare, argument by
+// argument, with Arguments() and ArgumentCType.
+TEST(ContractTest, ArgumentsAreTheSourcesEntryPoint) {
+  for (const KernelFamily* family : AllFamilies()) {
+    SCOPED_TRACE(std::string(family->name()));
+    const std::string source(family->source());
+    const size_t at = source.find("cutune_kernel(", source.find("extern \"C\" __global__"));
+    ASSERT_NE(at, std::string::npos);
+    const size_t open = at + std::string("cutune_kernel(").size();
+    std::string list = source.substr(open, source.find(')', open) - open);
+    std::vector<std::string> declared;
+    for (absl::string_view piece : absl::StrSplit(list, ',')) {
+      std::string part(piece);
+      part = std::string(absl::StripAsciiWhitespace(absl::StrReplaceAll(part, {{"__restrict__", ""}, {"\n", " "}})));
+      while (part.find("  ") != std::string::npos) part = absl::StrReplaceAll(part, {{"  ", " "}});
+      declared.push_back(part);
+    }
+    std::vector<std::string> contract;
+    int inputs = 0, outputs = 0;
+    const std::vector<std::string> dims = family->dims();
+    for (const KernelArgument& a : family->Arguments()) {
+      const std::string type = ArgumentCType(a, "f32");
+      contract.push_back(type.back() == '*' ? type.substr(0, type.size() - 1) + " " + "*" + a.name
+                                            : type + " " + a.name);
+      if (a.role == KernelArgument::Role::kInput) ++inputs;
+      if (a.role == KernelArgument::Role::kOutput) ++outputs;
+      if (a.role == KernelArgument::Role::kDimension) {
+        ASSERT_EQ(a.extent.size(), 1u);
+        EXPECT_EQ(dims.at(a.extent[0]), a.name) << "a dimension argument is named as its dim";
+      } else {
+        EXPECT_EQ(a.extent.size(), 2u);
+      }
+    }
+    // The source writes "const float* A": normalise both to "const float *A".
+    for (std::string& d : declared) d = absl::StrReplaceAll(d, {{"* ", " *"}});
+    EXPECT_EQ(contract, declared);
+    EXPECT_EQ(outputs, 1);
+    EXPECT_GE(inputs, 1);
+  }
+}
+
+TEST(ContractTest, AttributesAndConcurrencyFollowTheConfiguration) {
+  LaunchGeometry small;
+  small.dynamic_shared_bytes = kDefaultDynamicSharedLimit;
+  EXPECT_TRUE(FunctionAttributes(small).empty());
+  LaunchGeometry big;
+  big.dynamic_shared_bytes = kDefaultDynamicSharedLimit + 4;
+  ASSERT_EQ(FunctionAttributes(big).size(), 1u);
+  EXPECT_EQ(FunctionAttributes(big)[0].name, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES");
+  EXPECT_EQ(FunctionAttributes(big)[0].value, kDefaultDynamicSharedLimit + 4);
+  Params split = MatmulFamily().baseline();
+  EXPECT_EQ(MatmulFamily().LaunchConcurrency(split), Concurrency::kAny);
+  split["splitk"] = 4;
+  EXPECT_EQ(MatmulFamily().LaunchConcurrency(split), Concurrency::kOneModulePerStream);
+  EXPECT_EQ(TransposeFamily().LaunchConcurrency(TransposeFamily().baseline()), Concurrency::kAny);
 }
 
 TEST(SourceTest, HashesAreStableAndDistinct) {

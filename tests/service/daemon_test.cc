@@ -59,7 +59,7 @@ TEST(DaemonTest, TableServerImportsTablesAtStartAndRefusesTuning) {
   lookup.mutable_problem()->add_shape(4096);
   pb::GetBestConfigResponse answer;
   ASSERT_TRUE(daemon->stub().GetBestConfig(Context().get(), lookup, &answer).ok());
-  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_EQ(answer.device_model(), "NVIDIA H200");
   EXPECT_EQ(answer.params().at("tile"), 32);
   EXPECT_EQ(answer.params().at("rows"), 8);
@@ -68,7 +68,7 @@ TEST(DaemonTest, TableServerImportsTablesAtStartAndRefusesTuning) {
   EXPECT_THAT(daemon->stub().StartTuning(Context().get(), SmallJob(64, 64), &started),
               HasStatus(grpc::StatusCode::FAILED_PRECONDITION,
                         "this host cannot tune (it serves tables only): no CUDA driver"));
-  lookup.set_on_miss(pb::GetBestConfigRequest::WAIT_FOR_TUNING);
+  lookup.set_on_miss(pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING);
   lookup.mutable_problem()->set_shape(0, 2048);
   EXPECT_THAT(daemon->stub().GetBestConfig(Context().get(), lookup, &answer),
               HasStatus(grpc::StatusCode::FAILED_PRECONDITION, "this host cannot tune"));
@@ -257,7 +257,7 @@ TEST(DaemonTest, SigtermStopsJobsResumablyAndTheNextDaemonResumes) {
   ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), request, &started).ok());
   std::vector<pb::JobProgress> seen;
   const pb::JobProgress end = WaitForJob(daemon->stub(), started.job_id(), std::chrono::seconds(60), &seen);
-  ASSERT_EQ(end.state(), pb::JobProgress::SUCCEEDED) << end.error();
+  ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
   EXPECT_EQ(end.done(), 8);
   EXPECT_EQ(daemon->Stop(SIGTERM, std::chrono::seconds(6)), 0);
 

@@ -78,7 +78,7 @@ TEST(HardeningTest, LookupsAndListingsDoNotWaitForACandidateInFlight) {
   pb::StartTuningResponse started;
   ASSERT_TRUE(server.stub().StartTuning(Context().get(), SmallJob(256, 256, {2, 4, 8}), &started).ok());
   ASSERT_TRUE(WaitUntil([&] {
-    return JobNow(server.stub(), started.job_id()).state() == pb::JobProgress::RUNNING;
+    return JobNow(server.stub(), started.job_id()).state() == pb::JobProgress::STATE_RUNNING;
   }));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a candidate is in the worker
 
@@ -260,7 +260,7 @@ TEST(HardeningTest, AFinalistTimeTheStoreCannotKeepFailsTheJobAndItsSweep) {
   ASSERT_TRUE(server.stub().StartTuning(Context().get(), SmallJob(256, 256), &started).ok());
   const pb::JobProgress end = WaitForJob(server.stub(), started.job_id());
   // Before the fix the error was discarded and the job "succeeded" with first-pass figures.
-  EXPECT_EQ(end.state(), pb::JobProgress::FAILED);
+  EXPECT_EQ(end.state(), pb::JobProgress::STATE_FAILED);
   EXPECT_THAT(end.error(), HasSubstr("storing a finalist's re-measured time"));
   EXPECT_THAT(end.error(), HasSubstr("disk on fire"));
   auto sweeps = server.store().ListSweeps();
@@ -387,7 +387,7 @@ TEST(HardeningTest, TheBearerSchemeIsCaseInsensitive) {
 TEST(HardeningTest, ATuningLookupWithAReadTokenIsDeniedBeforeItsProblemIsChecked) {
   TestServer server(ServerOptions::Auth(Authorizer::FromTokens({"adm"}, {"rd"})));
   auto request = Lookup("no-such-family", {0});
-  request.set_on_miss(pb::GetBestConfigRequest::WAIT_FOR_TUNING);
+  request.set_on_miss(pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING);
   pb::GetBestConfigResponse answer;
   EXPECT_THAT(server.stub().GetBestConfig(Context(std::chrono::seconds(5), "rd").get(), request, &answer),
               HasStatus(grpc::StatusCode::PERMISSION_DENIED, "read-only"));
@@ -428,14 +428,14 @@ TEST(HardeningTest, ATableServerAnswersATuningLookupThatHitsAFreshExactWinner) {
   auto daemon = Daemon::Start({"--db", dir.File("t.db"), "--worker", no_driver, "--tables",
                                dir.File("tables")});
   ASSERT_NE(daemon, nullptr);
-  for (auto mode : {pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE,
-                    pb::GetBestConfigRequest::WAIT_FOR_TUNING}) {
+  for (auto mode : {pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE,
+                    pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING}) {
     auto hit = Lookup("transpose", {4096, 4096});
     hit.set_on_miss(mode);
     pb::GetBestConfigResponse answer;
     grpc::Status hit_status = daemon->stub().GetBestConfig(Context().get(), hit, &answer);
     ASSERT_TRUE(hit_status.ok()) << hit_status.error_message();
-    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
     EXPECT_THAT(answer.stale(), ::testing::IsEmpty());
     EXPECT_TRUE(answer.job_id().empty());
     // A miss still needs a GPU this host does not have.

@@ -82,7 +82,7 @@ grpc::Status Export(Daemon& d, const std::string& model) {
 }
 
 grpc::Status Import(Daemon& d, const std::string& json,
-                    pb::ImportTableRequest::MergePolicy policy = pb::ImportTableRequest::KEEP_FASTER) {
+                    pb::ImportTableRequest::MergePolicy policy = pb::ImportTableRequest::MERGE_POLICY_KEEP_FASTER) {
   pb::ImportTableRequest request;
   request.set_json(json);
   request.set_policy(policy);
@@ -203,7 +203,7 @@ std::vector<Case> Cases() {
            r.mutable_problem()->clear_shape();
            for (int64_t v : {100, 200, 300}) r.mutable_problem()->add_shape(v);
            r.mutable_device()->set_model("Fake GPU");
-           r.set_on_miss(pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+           r.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
          },
          C::INVALID_ARGUMENT, "select it by ordinal");
   device("tune beyond GPU memory",
@@ -211,7 +211,7 @@ std::vector<Case> Cases() {
            r.mutable_problem()->clear_shape();
            r.mutable_problem()->add_shape(40000);
            r.mutable_problem()->add_shape(40000);
-           r.set_on_miss(pb::GetBestConfigRequest::WAIT_FOR_TUNING);
+           r.set_on_miss(pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING);
          },
          C::RESOURCE_EXHAUSTED, "MiB of GPU memory");
   device("tune on GPU 5",
@@ -220,7 +220,7 @@ std::vector<Case> Cases() {
            r.mutable_problem()->add_shape(1000);
            r.mutable_problem()->add_shape(1000);
            r.mutable_device()->set_ordinal(5);
-           r.set_on_miss(pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+           r.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
          },
          C::NOT_FOUND, "no GPU with ordinal 5");
 

@@ -78,7 +78,7 @@ TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
   EXPECT_THAT(started.job_id(), HasSubstr("job-"));
   std::vector<pb::JobProgress> seen;
   const pb::JobProgress done = WaitForJob(stub, started.job_id(), std::chrono::seconds(60), &seen);
-  ASSERT_EQ(done.state(), pb::JobProgress::SUCCEEDED) << done.error();
+  ASSERT_EQ(done.state(), pb::JobProgress::STATE_SUCCEEDED) << done.error();
   EXPECT_EQ(done.done(), 4);
   EXPECT_EQ(done.total(), 4);
   EXPECT_EQ(done.outcome_counts().at("ok"), 4);
@@ -88,10 +88,10 @@ TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
   ASSERT_GE(seen.size(), 5u);
   for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].done(), seen[i - 1].done());
 
-  pb::GetBestConfigRequest lookup = Lookup({256, 256}, pb::GetBestConfigRequest::ANSWER_NOW);
+  pb::GetBestConfigRequest lookup = Lookup({256, 256}, pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW);
   pb::GetBestConfigResponse answer;
   ASSERT_TRUE(stub.GetBestConfig(Context().get(), lookup, &answer).ok());
-  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_EQ(answer.device_model(), "Fake GPU");
   EXPECT_THAT(answer.stale(), IsEmpty());
   EXPECT_EQ(answer.source_hash(), kernels::TransposeFamily().source_hash());
@@ -140,8 +140,8 @@ std::map<int, int> MaxRunningPerGpu(pb::Tuner::Stub& stub, const std::vector<std
         std::map<int, int> running;
         int finished = 0;
         for (const pb::JobProgress& job : jobs.jobs()) {
-          if (job.state() == pb::JobProgress::RUNNING) ++running[gpu_of[job.job_id()]];
-          if (job.state() == pb::JobProgress::SUCCEEDED) ++finished;
+          if (job.state() == pb::JobProgress::STATE_RUNNING) ++running[gpu_of[job.job_id()]];
+          if (job.state() == pb::JobProgress::STATE_SUCCEEDED) ++finished;
         }
         for (auto [gpu, n] : running) max_running[gpu] = std::max(max_running[gpu], n);
         return finished == static_cast<int>(ids.size());
@@ -173,7 +173,7 @@ TEST(JobsTest, OneSweepAtATimePerGpuAndGpusInParallel) {
   std::map<int, int> max_running = MaxRunningPerGpu(stub, ids, gpu_of);
   EXPECT_EQ(max_running[0], 1);
   EXPECT_EQ(max_running[1], 1);
-  for (const std::string& id : ids) EXPECT_EQ(JobNow(stub, id).state(), pb::JobProgress::SUCCEEDED);
+  for (const std::string& id : ids) EXPECT_EQ(JobNow(stub, id).state(), pb::JobProgress::STATE_SUCCEEDED);
   ASSERT_TRUE(stub.ListDevices(Context().get(), {}, &devices).ok());
   for (const pb::Device& d : devices.devices()) {
     EXPECT_EQ(d.state(), pb::Device::STATE_READY);
@@ -186,14 +186,14 @@ TEST(JobsTest, FullQueueIsResourceExhaustedButIdenticalRequestsStillMerge) {
   TestServer server(ServerOptions::MaxQueue(1));
   pb::Tuner::Stub& stub = server.stub();
   const std::string running = Start(stub, SmallJob(256, 256)).job_id();
-  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, running).state() == pb::JobProgress::RUNNING; }));
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, running).state() == pb::JobProgress::STATE_RUNNING; }));
   const std::string queued = Start(stub, SmallJob(512, 256)).job_id();
-  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::QUEUED);
+  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::STATE_QUEUED);
   pb::StartTuningResponse response;
   EXPECT_THAT(stub.StartTuning(Context().get(), SmallJob(1024, 256), &response),
               HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "GPU 0's queue is full (1 jobs); try again later"));
-  auto lookup = Lookup({64, 64}, pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  auto lookup = Lookup({64, 64}, pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
   pb::GetBestConfigResponse answer;
   EXPECT_THAT(stub.GetBestConfig(Context().get(), lookup, &answer),
               HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED, "queue is full"));
@@ -201,7 +201,7 @@ TEST(JobsTest, FullQueueIsResourceExhaustedButIdenticalRequestsStillMerge) {
   ASSERT_TRUE(stub.StartTuning(Context().get(), SmallJob(512, 256), &response).ok());
   EXPECT_EQ(response.job_id(), queued);
   EXPECT_TRUE(response.merged());
-  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::STATE_CANCELLED);
   // The freed slot takes a new job.
   EXPECT_TRUE(stub.StartTuning(Context().get(), SmallJob(1024, 256), &response).ok());
 }
@@ -221,7 +221,7 @@ TEST(JobsTest, IdenticalInFlightRequestsAreMergedUntilTheJobEnds) {
   const pb::StartTuningResponse other = Start(stub, other_seed);
   EXPECT_FALSE(other.merged());
   EXPECT_NE(other.job_id(), first.job_id());
-  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::STATE_SUCCEEDED);
   const pb::StartTuningResponse later = Start(stub, SmallJob(256, 256));
   EXPECT_FALSE(later.merged());
   EXPECT_NE(later.job_id(), first.job_id());
@@ -242,7 +242,7 @@ TEST(JobsTest, IdempotencyKeyReturnsTheJobItFirstCreated) {
   const pb::StartTuningResponse second = Start(stub, retry);
   EXPECT_EQ(second.job_id(), first.job_id());
   EXPECT_TRUE(second.merged());
-  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(WaitForJob(stub, first.job_id()).state(), pb::JobProgress::STATE_SUCCEEDED);
   // Still after the job ended: the key is not reused for new work.
   EXPECT_EQ(Start(stub, retry).job_id(), first.job_id());
   pb::ListJobsResponse jobs;
@@ -264,7 +264,7 @@ TEST(JobsTest, CancellingARunningJobStopsItWithinACandidate) {
   Cancel(stub, id);
   const pb::JobProgress end = WaitForJob(stub, id);
   const auto took = Clock::now() - asked;
-  EXPECT_EQ(end.state(), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(end.state(), pb::JobProgress::STATE_CANCELLED);
   EXPECT_LT(end.done(), end.total());
   // The candidate in flight finishes (200 ms); nothing after it starts.
   EXPECT_LT(took, std::chrono::milliseconds(1000));
@@ -281,8 +281,8 @@ TEST(JobsTest, CancellingARunningJobStopsItWithinACandidate) {
   EXPECT_EQ(cancelled.front().rows, end.done());
 
   // The queued job moves up and runs; cancelling a finished job just reports its state.
-  EXPECT_EQ(WaitForJob(stub, queued).state(), pb::JobProgress::SUCCEEDED);
-  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(WaitForJob(stub, queued).state(), pb::JobProgress::STATE_SUCCEEDED);
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::STATE_SUCCEEDED);
 }
 
 TEST(JobsTest, CancellingAQueuedJobEndsItAtOnce) {
@@ -291,11 +291,11 @@ TEST(JobsTest, CancellingAQueuedJobEndsItAtOnce) {
   pb::Tuner::Stub& stub = server.stub();
   const std::string running = Start(stub, SmallJob(256, 256)).job_id();
   const std::string queued = Start(stub, SmallJob(512, 256)).job_id();
-  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::CANCELLED);
-  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::STATE_CANCELLED);
+  EXPECT_EQ(JobNow(stub, queued).state(), pb::JobProgress::STATE_CANCELLED);
   EXPECT_EQ(JobNow(stub, queued).done(), 0);
   Cancel(stub, running);
-  EXPECT_EQ(WaitForJob(stub, running).state(), pb::JobProgress::CANCELLED);
+  EXPECT_EQ(WaitForJob(stub, running).state(), pb::JobProgress::STATE_CANCELLED);
 }
 
 TEST(JobsTest, EvaluationBudgetStopsTheSweep) {
@@ -304,7 +304,7 @@ TEST(JobsTest, EvaluationBudgetStopsTheSweep) {
   auto request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
   request.mutable_budget()->set_max_evaluations(3);
   const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
-  EXPECT_EQ(end.state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED);
   EXPECT_EQ(end.done(), 3);
   EXPECT_EQ(end.total(), 3);
   pb::ListResultsRequest results;
@@ -321,7 +321,7 @@ TEST(JobsTest, LocalSearchEvaluatesItsBudgetAndNoCandidateTwice) {
   request.set_strategy("local");
   request.mutable_budget()->set_max_evaluations(5);
   const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
-  ASSERT_EQ(end.state(), pb::JobProgress::SUCCEEDED) << end.error();
+  ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
   EXPECT_EQ(end.done(), 5);
   EXPECT_EQ(end.total(), 5);
   EXPECT_TRUE(end.has_best());
@@ -352,13 +352,13 @@ TEST(JobsTest, ExplicitCandidatesAndTheQuickStrategy) {
     for (const auto& [name, value] : p) values[name] = value;
   }
   const pb::JobProgress listed = WaitForJob(stub, Start(stub, request).job_id());
-  ASSERT_EQ(listed.state(), pb::JobProgress::SUCCEEDED) << listed.error();
+  ASSERT_EQ(listed.state(), pb::JobProgress::STATE_SUCCEEDED) << listed.error();
   EXPECT_EQ(listed.done(), 2);
 
   request.set_strategy("quick");
   request.set_idempotency_key("quick");
   const pb::JobProgress quick = WaitForJob(stub, Start(stub, request).job_id());
-  ASSERT_EQ(quick.state(), pb::JobProgress::SUCCEEDED) << quick.error();
+  ASSERT_EQ(quick.state(), pb::JobProgress::STATE_SUCCEEDED) << quick.error();
   EXPECT_GT(quick.done(), 2) << "the descent went on from the starting set";
   EXPECT_LE(quick.done(), 8);
 
@@ -383,7 +383,7 @@ TEST(JobsTest, SecondsBudgetStopsTheSweep) {
   const auto began = Clock::now();
   const pb::JobProgress end = WaitForJob(stub, Start(stub, request).job_id());
   const double took = std::chrono::duration<double>(Clock::now() - began).count();
-  EXPECT_EQ(end.state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED);
   EXPECT_LT(end.done(), 4);
   EXPECT_GE(end.done(), 1);
   EXPECT_LE(end.elapsed_seconds(), 0.5 + 0.3 + 0.1);  // the budget, plus the candidate in flight
@@ -393,10 +393,10 @@ TEST(JobsTest, SecondsBudgetStopsTheSweep) {
 TEST(JobsTest, AnswerNowNeverTunes) {
   TestServer server;
   pb::Tuner::Stub& stub = server.stub();
-  for (auto on_miss : {pb::GetBestConfigRequest::ON_MISS_UNSPECIFIED, pb::GetBestConfigRequest::ANSWER_NOW}) {
+  for (auto on_miss : {pb::GetBestConfigRequest::ON_MISS_UNSPECIFIED, pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW}) {
     pb::GetBestConfigResponse answer;
     ASSERT_TRUE(stub.GetBestConfig(Context().get(), Lookup({512, 512}, on_miss), &answer).ok());
-    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT);
     EXPECT_EQ(answer.job_id(), "");
   }
   pb::ListJobsResponse jobs;
@@ -408,21 +408,21 @@ TEST(JobsTest, AnswerNowAndTuneAnswersAtOnceAndTunesInTheBackground) {
   TestServer server;
   SeedInterruptedSweep(server.store(), {512, 512}, 2);
   pb::Tuner::Stub& stub = server.stub();
-  auto request = Lookup({512, 512}, pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  auto request = Lookup({512, 512}, pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
   pb::GetBestConfigResponse first, second;
   const auto began = Clock::now();
   ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &first).ok());
   EXPECT_LT(Clock::now() - began, std::chrono::milliseconds(500));
-  EXPECT_EQ(first.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+  EXPECT_EQ(first.rung(), pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT);
   EXPECT_THAT(first.job_id(), HasSubstr("job-"));
   ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &second).ok());
   EXPECT_EQ(second.job_id(), first.job_id());  // merged with the job in flight
 
   const pb::JobProgress end = WaitForJob(stub, first.job_id());
-  ASSERT_EQ(end.state(), pb::JobProgress::SUCCEEDED) << end.error();
+  ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
   pb::GetBestConfigResponse tuned;
   ASSERT_TRUE(stub.GetBestConfig(Context().get(), request, &tuned).ok());
-  EXPECT_EQ(tuned.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(tuned.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_EQ(tuned.device_model(), "Fake GPU");
   EXPECT_EQ(tuned.job_id(), "");  // a hit starts nothing
   EXPECT_LT(tuned.time_us(), 500);  // one of the two candidates the job measured
@@ -434,14 +434,14 @@ TEST(JobsTest, WaitForTuningAnswersWithTheTunedConfigurationWithinTheDeadline) {
   pb::Tuner::Stub& stub = server.stub();
   pb::GetBestConfigResponse answer;
   ASSERT_TRUE(stub.GetBestConfig(Context(std::chrono::seconds(60)).get(),
-                                 Lookup({1024, 1024}, pb::GetBestConfigRequest::WAIT_FOR_TUNING),
+                                 Lookup({1024, 1024}, pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING),
                                  &answer)
                   .ok());
-  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_THAT(answer.job_id(), HasSubstr("job-"));
   EXPECT_EQ(answer.device_model(), "Fake GPU");
   EXPECT_LT(answer.time_us(), 500);
-  EXPECT_EQ(JobNow(stub, answer.job_id()).state(), pb::JobProgress::SUCCEEDED);
+  EXPECT_EQ(JobNow(stub, answer.job_id()).state(), pb::JobProgress::STATE_SUCCEEDED);
 }
 
 TEST(JobsTest, WaitForTuningPastTheDeadlineLeavesTheJobRunning) {
@@ -452,12 +452,12 @@ TEST(JobsTest, WaitForTuningPastTheDeadlineLeavesTheJobRunning) {
   pb::GetBestConfigResponse answer;
   auto context = Context(std::chrono::milliseconds(1500));
   const grpc::Status status = stub.GetBestConfig(
-      context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
+      context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING), &answer);
   EXPECT_THAT(status, HasStatus(grpc::StatusCode::DEADLINE_EXCEEDED, "still tuning; job job-"));
   pb::ListJobsResponse jobs;
   ASSERT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
   ASSERT_THAT(jobs.jobs(), SizeIs(1));
-  EXPECT_EQ(jobs.jobs(0).state(), pb::JobProgress::RUNNING);
+  EXPECT_EQ(jobs.jobs(0).state(), pb::JobProgress::STATE_RUNNING);
   EXPECT_THAT(TrailerValues(*context, kJobIdTrailer), ElementsAre(jobs.jobs(0).job_id()));
   Cancel(stub, jobs.jobs(0).job_id());
 }
@@ -472,13 +472,13 @@ TEST(JobsTest, WaitForTuningIsAbortedWhenTheJobIsCancelled) {
   std::thread waiter([&] {
     pb::GetBestConfigResponse answer;
     status = stub.GetBestConfig(
-        context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::WAIT_FOR_TUNING), &answer);
+        context.get(), Lookup({2048, 2048}, pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING), &answer);
   });
   std::string id;
   ASSERT_TRUE(WaitUntil([&] {
     pb::ListJobsResponse jobs;
     EXPECT_TRUE(stub.ListJobs(Context().get(), {}, &jobs).ok());
-    if (jobs.jobs().empty() || jobs.jobs(0).state() != pb::JobProgress::RUNNING) return false;
+    if (jobs.jobs().empty() || jobs.jobs(0).state() != pb::JobProgress::STATE_RUNNING) return false;
     id = jobs.jobs(0).job_id();
     return true;
   }));
@@ -501,12 +501,12 @@ TEST(JobsTest, ResultsOfAJobAreThatSweepsRowsOnly) {
   auto first = SmallJob(256, 256, {2, 4, 8, 16});
   first.mutable_budget()->set_max_evaluations(3);
   const std::string first_id = Start(stub, first).job_id();
-  ASSERT_EQ(WaitForJob(stub, first_id).state(), pb::JobProgress::SUCCEEDED);
+  ASSERT_EQ(WaitForJob(stub, first_id).state(), pb::JobProgress::STATE_SUCCEEDED);
   auto second = first;
   second.set_seed(9);
   second.mutable_budget()->set_max_evaluations(2);
   const std::string second_id = Start(stub, second).job_id();
-  ASSERT_EQ(WaitForJob(stub, second_id).state(), pb::JobProgress::SUCCEEDED);
+  ASSERT_EQ(WaitForJob(stub, second_id).state(), pb::JobProgress::STATE_SUCCEEDED);
 
   pb::ListResultsRequest by_key;
   *by_key.mutable_problem() = first.problem();

@@ -95,7 +95,7 @@ class TableServerTest(unittest.TestCase):
 
     def test_get_best_config_exact(self):
         reply = self.lookup([8192, 8192], include_source=True)
-        self.assertEqual(reply.rung, pb.GetBestConfigResponse.EXACT)
+        self.assertEqual(reply.rung, pb.GetBestConfigResponse.RUNG_EXACT)
         self.assertEqual(reply.device_model, "NVIDIA H200")
         self.assertEqual(dict(reply.params),
                          {"minb": 0, "pad": 1, "rows": 8, "smem": 1, "swizzle": 0, "tile": 64,
@@ -109,7 +109,7 @@ class TableServerTest(unittest.TestCase):
 
     def test_get_best_config_nearest_shape(self):
         reply = self.lookup([4000, 4096])
-        self.assertEqual(reply.rung, pb.GetBestConfigResponse.NEAREST_SHAPE)
+        self.assertEqual(reply.rung, pb.GetBestConfigResponse.RUNG_NEAREST_SHAPE)
         self.assertEqual(list(reply.tuned_shape), [4096, 4096])
         self.assertEqual(reply.params["tile"], 32)
         self.assertGreater(reply.shape_distance, 0)

@@ -3,6 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/family.h"
@@ -14,6 +17,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -92,7 +96,7 @@ TEST(RpcTest, LookupWithNothingTunedIsTheFamilyDefaultReadyToLaunch) {
   request.set_include_cubin(true);
   pb::GetBestConfigResponse response;
   ASSERT_TRUE(Call(server.stub(), request, &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT);
   EXPECT_EQ(response.job_id(), "");
   for (const auto& [name, value] : kernels::TransposeFamily().baseline()) {
     EXPECT_EQ(response.params().at(name), value) << name;
@@ -215,7 +219,7 @@ TEST(RpcTest, ResourceExhaustedForAProblemLargerThanTheGpusMemory) {
               HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED,
                         "problem needs 3072 MiB of GPU memory; GPU 0 has 1024 MiB"));
   auto lookup = Lookup("transpose", {16384, 16384});
-  lookup.set_on_miss(pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  lookup.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
   EXPECT_THAT(Call(server.stub(), lookup),
               HasStatus(grpc::StatusCode::RESOURCE_EXHAUSTED, "problem needs 3072 MiB"));
   pb::ListJobsResponse jobs;
@@ -238,13 +242,13 @@ TEST(RpcTest, FailedPreconditionOnAHostWithoutAGpu) {
                         "this host cannot tune (it serves tables only): "));
   EXPECT_THAT(Call(server.stub(), SmallJob(64, 64)), HasStatus(grpc::StatusCode::FAILED_PRECONDITION, "no CUDA driver"));
   auto wait = Lookup("transpose", {64, 64});
-  wait.set_on_miss(pb::GetBestConfigRequest::WAIT_FOR_TUNING);
+  wait.set_on_miss(pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING);
   EXPECT_THAT(Call(server.stub(), wait),
               HasStatus(grpc::StatusCode::FAILED_PRECONDITION, "this host cannot tune"));
   // Lookups still answer.
   pb::GetBestConfigResponse response;
   ASSERT_TRUE(Call(server.stub(), Lookup("transpose", {64, 64}), &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::FAMILY_DEFAULT);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT);
 }
 
 TEST(RpcTest, FailedPreconditionWhenTheWorkerBinaryIsMissing) {
@@ -263,7 +267,7 @@ TEST(RpcTest, UnavailableForAQuarantinedGpu) {
               HasStatus(grpc::StatusCode::UNAVAILABLE,
                         "GPU 0 is quarantined: its worker keeps failing to start"));
   auto tune = Lookup("transpose", {64, 64});
-  tune.set_on_miss(pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  tune.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
   EXPECT_THAT(Call(server.stub(), tune), HasStatus(grpc::StatusCode::UNAVAILABLE, "quarantined"));
 }
 
@@ -321,9 +325,9 @@ TEST_F(AuthTest, ReadTokenLooksUpButMayNotTuneCancelOrImport) {
   EXPECT_THAT(Call(stub, SmallJob(64, 64), nullptr, read),
               HasStatus(grpc::StatusCode::PERMISSION_DENIED, kDenied));
   auto tune = Lookup("transpose", {64, 64});
-  tune.set_on_miss(pb::GetBestConfigRequest::ANSWER_NOW_AND_TUNE);
+  tune.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE);
   EXPECT_THAT(Call(stub, tune, nullptr, read), HasStatus(grpc::StatusCode::PERMISSION_DENIED, kDenied));
-  tune.set_on_miss(pb::GetBestConfigRequest::WAIT_FOR_TUNING);
+  tune.set_on_miss(pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING);
   EXPECT_THAT(Call(stub, tune, nullptr, read), HasStatus(grpc::StatusCode::PERMISSION_DENIED, kDenied));
   pb::CancelJobRequest cancel;
   cancel.set_job_id("job-1");
@@ -367,7 +371,7 @@ TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
     lookup.mutable_device()->set_model("NVIDIA H200");
     pb::GetBestConfigResponse response;
     ASSERT_TRUE(Call(stub, lookup, &response).ok());
-    EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::PREDICTED) << family;
+    EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_PREDICTED) << family;
     EXPECT_GE(response.expected_slowdown(), 1.0);
     EXPECT_GT(response.predicted_time_us(), 0);
     EXPECT_FALSE(response.measured_at_asked_shape());
@@ -380,9 +384,89 @@ TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
   exact.mutable_device()->set_model("NVIDIA H200");
   pb::GetBestConfigResponse response;
   ASSERT_TRUE(Call(stub, exact, &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_TRUE(response.measured_at_asked_shape());
   EXPECT_EQ(response.expected_slowdown(), 0);
+}
+
+// Every answer says how to launch it, as fields: the arguments in order with their extents,
+// the attribute a large dynamic shared memory needs, and split-K's one-module-per-stream rule.
+TEST(RpcTest, EveryAnswerCarriesItsLaunchContract) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  std::ifstream in(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  pb::ImportTableRequest import;
+  import.set_json(text.str());
+  pb::ImportTableResponse imported;
+  ASSERT_TRUE(stub.ImportTable(Context().get(), import, &imported).ok());
+
+  int split = 0, answers = 0;
+  for (const auto& [family, path] : std::vector<std::pair<std::string, std::string>>{
+           {"matmul", "/grid/matmul.txt"}, {"transpose", "/grid/transpose.txt"}}) {
+    std::ifstream grid(std::string(CUTUNE_TABLES_DIR) + path);
+    std::string line;
+    while (std::getline(grid, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<int64_t> shape;
+      for (absl::string_view d : absl::StrSplit(line.substr(0, line.find('#')), 'x', absl::SkipWhitespace())) {
+        int64_t v = 0;
+        ASSERT_TRUE(absl::SimpleAtoi(absl::StripAsciiWhitespace(d), &v)) << line;
+        shape.push_back(v);
+      }
+      auto lookup = Lookup(family, shape);
+      lookup.mutable_device()->set_model("NVIDIA H200");
+      pb::GetBestConfigResponse r;
+      ASSERT_TRUE(Call(stub, lookup, &r).ok()) << line;
+      ++answers;
+      EXPECT_EQ(r.problem().family(), family);
+      EXPECT_THAT(r.problem().shape(), ElementsAreArray(shape));
+      EXPECT_EQ(r.problem().dtype(), "f32");
+      const pb::LaunchContract& c = r.launch();
+      EXPECT_EQ(c.kernel(), "cutune_kernel");
+      EXPECT_EQ(c.pointer_alignment(), 16u);
+      ASSERT_EQ(c.arguments_size(), family == "matmul" ? 6 : 4);
+      EXPECT_EQ(c.arguments(0).role(), pb::KernelArgument::ROLE_INPUT);
+      EXPECT_EQ(c.arguments(0).type(), "const float*");
+      EXPECT_EQ(c.arguments(0).element_type(), "f32");
+      if (family == "matmul") {
+        EXPECT_THAT(c.arguments(0).extent(), ElementsAre("M", "K"));
+        EXPECT_THAT(c.arguments(1).extent(), ElementsAre("K", "N"));
+        EXPECT_EQ(c.arguments(2).role(), pb::KernelArgument::ROLE_OUTPUT);
+        EXPECT_EQ(c.arguments(2).type(), "float*");
+        EXPECT_THAT(c.arguments(2).extent(), ElementsAre("M", "N"));
+        EXPECT_EQ(c.arguments(5).role(), pb::KernelArgument::ROLE_DIMENSION);
+        EXPECT_EQ(c.arguments(5).type(), "int");
+        EXPECT_THAT(c.arguments(5).extent(), ElementsAre("K"));
+      } else {
+        EXPECT_THAT(c.arguments(1).extent(), ElementsAre("cols", "rows"));
+      }
+      const bool splits = r.params().contains("splitk") && r.params().at("splitk") > 1;
+      split += splits;
+      EXPECT_EQ(c.concurrency(), splits ? pb::LaunchContract::CONCURRENCY_ONE_MODULE_PER_STREAM
+                                        : pb::LaunchContract::CONCURRENCY_ANY)
+          << line;
+      const bool big = r.geometry().dynamic_shared_bytes() > 48 * 1024;
+      ASSERT_EQ(c.function_attributes_size(), big ? 1 : 0) << line;
+      if (big) {
+        EXPECT_EQ(c.function_attributes(0).name(), "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES");
+        EXPECT_EQ(c.function_attributes(0).driver_attribute(), 8);
+        EXPECT_EQ(c.function_attributes(0).value(), r.geometry().dynamic_shared_bytes());
+      }
+    }
+  }
+  EXPECT_GT(answers, 100);
+  EXPECT_GT(split, 0) << "the grid has split-K winners; the rule is checked on them";
+  // No H200 grid winner needs more than 48 KiB today; kernels' ContractTest checks the rule.
+
+  pb::ListFamiliesResponse families;
+  ASSERT_TRUE(stub.ListFamilies(Context().get(), {}, &families).ok());
+  for (const pb::Family& f : families.families()) {
+    EXPECT_EQ(f.launch().kernel(), "cutune_kernel");
+    EXPECT_EQ(f.launch().arguments_size(), f.name() == "matmul" ? 6 : 4) << f.name();
+    EXPECT_EQ(f.launch().concurrency(), pb::LaunchContract::CONCURRENCY_ANY) << f.name();
+  }
 }
 
 TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
@@ -404,7 +488,7 @@ TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
   conflicting.replace(conflicting.find(from), from.size(), "\"time_us\":30.5");
   pb::ImportTableRequest conflict;
   conflict.set_json(conflicting);
-  conflict.set_policy(pb::ImportTableRequest::FAIL_ON_CONFLICT);
+  conflict.set_policy(pb::ImportTableRequest::MERGE_POLICY_FAIL_ON_CONFLICT);
   EXPECT_THAT(stub.ImportTable(Context().get(), conflict, &imported),
               HasStatus(grpc::StatusCode::ALREADY_EXISTS, "/devices/0/winners/0"));
 
@@ -412,7 +496,7 @@ TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
   lookup.mutable_device()->set_model("NVIDIA H200");
   pb::GetBestConfigResponse response;
   ASSERT_TRUE(Call(stub, lookup, &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::EXACT);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
   EXPECT_EQ(response.device_model(), "NVIDIA H200");
   EXPECT_EQ(response.params().at("tile"), 64);
   EXPECT_EQ(response.params().at("rows"), 8);
@@ -423,14 +507,14 @@ TEST(RpcTest, TablesImportExportAndAnswerLookupsByModel) {
   lookup = Lookup("transpose", {4096, 5000});
   lookup.mutable_device()->set_model("NVIDIA H200");
   ASSERT_TRUE(Call(stub, lookup, &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::NEAREST_SHAPE);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_NEAREST_SHAPE);
   EXPECT_THAT(response.tuned_shape(), ElementsAre(4096, 4096));
   EXPECT_NEAR(response.shape_distance(), std::log2(5000.0 / 4096.0), 1e-9);
 
   // The local GPU ("Fake GPU", sm_90) has nothing of its own: the H200's winner, same architecture.
   lookup = Lookup("transpose", {8192, 8192});
   ASSERT_TRUE(Call(stub, lookup, &response).ok());
-  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::SAME_ARCHITECTURE);
+  EXPECT_EQ(response.rung(), pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE);
   EXPECT_EQ(response.device_model(), "NVIDIA H200");
 
   pb::ExportTableRequest export_request;

@@ -84,7 +84,7 @@ class FaultFamilyImpl final : public kernels::KernelFamily {
   double BytesMoved(const Shape& shape) const override { return base_.BytesMoved(shape); }
   double Flops(const Shape& shape) const override { return base_.Flops(shape); }
   bool memory_bound() const override { return base_.memory_bound(); }
-  kernels::BufferPlan Buffers(const Shape& shape) const override { return base_.Buffers(shape); }
+  std::vector<kernels::KernelArgument> Arguments() const override { return base_.Arguments(); }
   kernels::Verification verification() const override { return base_.verification(); }
 
  private:

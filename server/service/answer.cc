@@ -1,0 +1,175 @@
+#include "server/service/answer.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/compiler/compiler.h"
+#include "server/tuner/candidate.h"
+
+namespace cutune::service {
+namespace {
+
+void ToProto(const LaunchGeometry& g, pb::LaunchGeometry* out) {
+  for (uint32_t v : g.grid) out->add_grid(v);
+  for (uint32_t v : g.block) out->add_block(v);
+  out->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+}
+
+pb::KernelArgument::Role ToProto(kernels::KernelArgument::Role role) {
+  switch (role) {
+    case kernels::KernelArgument::Role::kInput:
+      return pb::KernelArgument::ROLE_INPUT;
+    case kernels::KernelArgument::Role::kOutput:
+      return pb::KernelArgument::ROLE_OUTPUT;
+    case kernels::KernelArgument::Role::kDimension:
+      return pb::KernelArgument::ROLE_DIMENSION;
+  }
+  return pb::KernelArgument::ROLE_UNSPECIFIED;
+}
+
+pb::LaunchContract::Concurrency ToProto(kernels::Concurrency concurrency) {
+  switch (concurrency) {
+    case kernels::Concurrency::kAny:
+      return pb::LaunchContract::CONCURRENCY_ANY;
+    case kernels::Concurrency::kOneModulePerStream:
+      return pb::LaunchContract::CONCURRENCY_ONE_MODULE_PER_STREAM;
+  }
+  return pb::LaunchContract::CONCURRENCY_UNSPECIFIED;
+}
+
+}  // namespace
+
+absl::StatusOr<ValidProblem> Validate(const pb::Problem& problem) {
+  if (problem.family().empty()) return absl::InvalidArgumentError("problem.family is required");
+  auto family = kernels::GetFamily(problem.family());
+  if (!family.ok()) return family.status();
+  ValidProblem out;
+  out.family = *family;
+  if (!problem.dtype().empty()) {
+    auto dtype = ParseDType(problem.dtype());
+    if (!dtype.ok()) return dtype.status();
+    out.dtype = *dtype;
+  }
+  out.shape.assign(problem.shape().begin(), problem.shape().end());
+  if (auto s = out.family->ValidateShape(out.shape); !s.ok()) return s;
+  return out;
+}
+
+std::string ArchOf(const AnswerDevice& device) {
+  return device.cc_major ? absl::StrCat("sm_", device.cc_major, device.cc_minor) : "sm_90";
+}
+
+store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device) {
+  const kernels::KernelFamily& family = *problem.family;
+  store::LookupQuery query;
+  query.device_model = device.model;
+  query.cc_major = device.cc_major;
+  query.cc_minor = device.cc_minor;
+  query.family = std::string(family.name());
+  query.shape = problem.shape;
+  query.dtype = problem.dtype;
+  query.current = {device.driver_version, compiler::NvrtcVersion(), family.source_hash(),
+                   family.space_version()};
+  query.family_default = family.baseline();
+  return query;
+}
+
+pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
+  switch (rung) {
+    case store::LookupRung::kExact:
+      return pb::GetBestConfigResponse::RUNG_EXACT;
+    case store::LookupRung::kPredicted:
+      return pb::GetBestConfigResponse::RUNG_PREDICTED;
+    case store::LookupRung::kNearestShape:
+      return pb::GetBestConfigResponse::RUNG_NEAREST_SHAPE;
+    case store::LookupRung::kSameArchitecture:
+      return pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE;
+    case store::LookupRung::kFamilyDefault:
+      return pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT;
+  }
+  return pb::GetBestConfigResponse::RUNG_UNSPECIFIED;
+}
+
+void FillLaunchContract(const kernels::KernelFamily& family, const Params& params,
+                        const LaunchGeometry& geometry, DType dtype, pb::LaunchContract* out) {
+  out->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+  const std::vector<std::string> dims = family.dims();
+  for (const kernels::KernelArgument& a : family.Arguments()) {
+    pb::KernelArgument* arg = out->add_arguments();
+    arg->set_name(a.name);
+    arg->set_role(ToProto(a.role));
+    arg->set_type(kernels::ArgumentCType(a, DTypeName(dtype)));
+    if (a.role != kernels::KernelArgument::Role::kDimension) {
+      arg->set_element_type(std::string(DTypeName(dtype)));
+    }
+    for (int dim : a.extent) arg->add_extent(dims.at(dim));
+  }
+  for (const kernels::FunctionAttribute& a : kernels::FunctionAttributes(geometry)) {
+    pb::FunctionAttribute* attribute = out->add_function_attributes();
+    attribute->set_name(a.name);
+    attribute->set_driver_attribute(a.driver_attribute);
+    attribute->set_value(a.value);
+  }
+  out->set_concurrency(ToProto(family.LaunchConcurrency(params)));
+  out->set_pointer_alignment(kernels::kPointerAlignment);
+}
+
+void FillFamily(const kernels::KernelFamily& family, pb::Family* f) {
+  f->set_name(std::string(family.name()));
+  f->set_description(std::string(family.description()));
+  for (const std::string& dim : family.dims()) f->add_dims(dim);
+  const kernels::Space& space = family.default_space();
+  for (const kernels::Parameter& p : space.parameters()) {
+    pb::Parameter* param = f->add_parameters();
+    param->set_name(p.name);
+    for (int64_t v : p.values) param->add_values(v);
+    param->set_help(p.help);
+  }
+  for (const kernels::Constraint& c : space.constraints()) f->add_constraints(c.text);
+  f->set_space_size(space.CartesianSize());
+  f->set_source_hash(family.source_hash());
+  const Params baseline = family.baseline();
+  for (const auto& [name, value] : baseline) (*f->mutable_default_params())[name] = value;
+  // The contract of the default configuration. Its attributes depend on the configuration
+  // alone; the grid, which a contract does not hold, is all the shape sizes.
+  const LaunchGeometry geometry = family.Geometry(baseline, Shape(family.dims().size(), 64));
+  FillLaunchContract(family, baseline, geometry, DType::kF32, f->mutable_launch());
+}
+
+void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
+                const store::LookupResult& found, bool include_source,
+                pb::GetBestConfigResponse* response) {
+  const kernels::KernelFamily& family = *problem.family;
+  pb::Problem* asked = response->mutable_problem();
+  asked->set_family(std::string(family.name()));
+  for (int64_t d : problem.shape) asked->add_shape(d);
+  asked->set_dtype(std::string(DTypeName(problem.dtype)));
+  response->set_rung(ToProto(found.rung));
+  response->set_shape_distance(found.distance);
+  for (int64_t d : found.tuned_shape) response->add_tuned_shape(d);
+  response->set_device_model(found.device_model);
+  response->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+  for (const auto& [name, value] : found.winner.params) (*response->mutable_params())[name] = value;
+  for (const std::string& option : tuner::CandidateOptions(family, found.winner.params)) {
+    response->add_compile_options(option);
+  }
+  response->add_compile_options(absl::StrCat("--gpu-architecture=", ArchOf(device)));
+  const LaunchGeometry geometry = family.Geometry(found.winner.params, problem.shape);
+  ToProto(geometry, response->mutable_geometry());
+  FillLaunchContract(family, found.winner.params, geometry, problem.dtype,
+                     response->mutable_launch());
+  response->set_source_hash(found.rung == store::LookupRung::kFamilyDefault
+                                ? family.source_hash()
+                                : found.provenance.source_hash);
+  response->set_time_us(found.winner.timing.median_us);
+  response->set_gbps(found.winner.gbps);
+  response->set_tflops(found.winner.tflops);
+  response->set_percent_of_reference(found.winner.percent_of_reference);
+  response->set_measured_at_asked_shape(found.rung == store::LookupRung::kExact);
+  if (found.rung == store::LookupRung::kPredicted) {
+    response->set_predicted_time_us(found.predicted_time_us);
+    response->set_expected_slowdown(found.expected_slowdown);
+  }
+  for (const std::string& s : found.stale) response->add_stale(s);
+  if (include_source) response->set_source(std::string(family.source()));
+}
+
+}  // namespace cutune::service
