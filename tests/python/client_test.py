@@ -6,8 +6,6 @@ __cuda_array_interface__ (no memory behind them: the checks must fire before any
 Run by ctest (label python) with PYTHONPATH=client/python:build/python."""
 
 import argparse
-import contextlib
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +15,7 @@ import unittest
 import cutune
 from cutune import arrays, launch
 
+from support import environment, offline_cli
 from table_server import TableServer
 
 ARGS = None
@@ -57,56 +56,16 @@ def cupy_importable():
         return False
 
 
-def cli_has_table():
-    done = subprocess.run([ARGS.cli, "get", "--help"], capture_output=True, text=True)
-    return "--table" in done.stdout
-
-
-# Until the CLI answers `get --table FILE` itself, a stand-in runs the same `cutune get` against
-# the table server that imported FILE: the package's offline path (command line, JSON, --source
-# and --cubin files, error lines) is exercised against the real CLI's output either way.
-SHIM = """#!/usr/bin/python3
-import json, os, sys
-args, servers = sys.argv[1:], json.loads(os.environ["CUTUNE_TEST_TABLE_SERVERS"])
-i = args.index("--table")
-server, token = servers[os.path.realpath(args[i + 1])]
-os.execv(%r, [%r] + args[:i] + args[i + 2:] + ["--server", server, "--token", token])
-"""
-
-
-@contextlib.contextmanager
-def environment(**values):
-    saved = {k: os.environ.get(k) for k in values}
-    try:
-        for k, v in values.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def setUpModule():
     global SHIPPED, FIXTURE, OFFLINE_CLI, SHIM_DIR
     SHIPPED = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.shipped_tables)
     FIXTURE = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.fixture_tables,
                           read_tokens=["reader-token"])
     SHIM_DIR = tempfile.TemporaryDirectory(prefix="cutune-py-cli-")
-    OFFLINE_CLI = ARGS.cli
-    if not cli_has_table():
-        OFFLINE_CLI = os.path.join(SHIM_DIR.name, "cutune")
-        with open(OFFLINE_CLI, "w") as f:
-            f.write(SHIM % (ARGS.cli, ARGS.cli))
-        os.chmod(OFFLINE_CLI, 0o755)
-        os.environ["CUTUNE_TEST_TABLE_SERVERS"] = json.dumps({
-            os.path.realpath(ARGS.shipped_table): (SHIPPED.address, ""),
-            os.path.realpath(ARGS.fixture_table): (FIXTURE.address, "reader-token")})
+    OFFLINE_CLI = offline_cli(ARGS.cli, SHIM_DIR.name, {
+        ARGS.shipped_table: (SHIPPED.address, ""),
+        ARGS.fixture_table: (FIXTURE.address, "reader-token")})
+    if OFFLINE_CLI != ARGS.cli:
         print(f"{ARGS.cli} has no `get --table` yet: offline tests run it against the table "
               "servers", file=sys.stderr)
 

@@ -94,7 +94,6 @@ class Gpu:
             raise NoGpuError("no CUDA device on this host")
         self._properties = {}
         self._streams = {}
-        self._nvrtc = None
 
     def current_device(self):
         return self.cupy.cuda.runtime.getDevice()
@@ -143,7 +142,7 @@ class Gpu:
     def compile(self, source, options):
         """A cubin of `source` compiled with exactly `options`, from the disk cache when an
         identical compile (same NVRTC, options and source) was done before."""
-        nvrtc = self._nvrtc_module()
+        nvrtc = self.cupy.cuda.nvrtc  # CuPy's thin NVRTC binding: no options of CuPy's own
         version = nvrtc.getVersion()
         key = hashlib.sha256(repr((version, tuple(options))).encode() + b"\0" +
                              source.encode()).hexdigest()
@@ -167,14 +166,6 @@ class Gpu:
             _write_atomically(path, cubin)
         return cubin
 
-    def _nvrtc_module(self):
-        if self._nvrtc is None:
-            try:
-                from cupy.cuda import nvrtc
-            except ImportError:
-                from cupy_backends.cuda.libs import nvrtc
-            self._nvrtc = nvrtc
-        return self._nvrtc
 
     def load(self, image, kernel, attributes, where):
         """The kernel function of a freshly loaded module, its attributes set."""
