@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "google/protobuf/descriptor.h"
 
 namespace cutune::cli {
@@ -87,18 +84,6 @@ ordered_json ToJson(const Message& message) {
     }
   }
   return out;
-}
-
-std::string EnumLabel(const google::protobuf::EnumDescriptor* type, int value) {
-  const auto* v = type->FindValueByNumber(value);
-  if (v == nullptr) return absl::StrCat("unknown(", value, ")");
-  // Every cutune.v1 enum starts with TYPE_UNSPECIFIED = 0: TYPE_ is the shared prefix.
-  std::string prefix = type->value(0)->name();
-  constexpr absl::string_view kUnspecified = "UNSPECIFIED";
-  if (absl::EndsWith(prefix, kUnspecified)) prefix.resize(prefix.size() - kUnspecified.size());
-  std::string name = v->name();
-  if (absl::StartsWith(name, prefix)) name = name.substr(prefix.size());
-  return absl::AsciiStrToLower(name);
 }
 
 }  // namespace cutune::cli

@@ -3,9 +3,7 @@
 // jq) and every field is present, zero or not; bytes are base64.
 #pragma once
 
-#include <string>
-
-#include "google/protobuf/generated_enum_reflection.h"
+#include "client/lib/enum_label.h"
 #include "google/protobuf/message.h"
 #include "nlohmann/json.hpp"
 
@@ -13,13 +11,6 @@ namespace cutune::cli {
 
 nlohmann::ordered_json ToJson(const google::protobuf::Message& message);
 
-// The text spelling of a cutune.v1 enum value: its proto name without the prefix its type's
-// values share, in lower case ("OUTCOME_WRONG_ANSWER" -> "wrong_answer", "STATE_RUNNING" ->
-// "running"). Machine output keeps the proto name.
-std::string EnumLabel(const google::protobuf::EnumDescriptor* type, int value);
-template <typename E>
-std::string EnumLabel(E value) {
-  return EnumLabel(google::protobuf::GetEnumDescriptor<E>(), static_cast<int>(value));
-}
+using client::EnumLabel;  // the text spelling of enum values
 
 }  // namespace cutune::cli

@@ -10,6 +10,8 @@
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
+#include "server/service/answer.h"
+#include "server/service/offline_table.h"
 #include "client/cli/render.h"
 #include "client/cli/results_view.h"
 
@@ -66,6 +68,7 @@ int Devices(const ServerOptions& options) {
 
 struct GetOptions : ServerOptions {
   ProblemOptions problem;
+  std::string table;  // answer from this table file, in-process, instead of a daemon
   std::string source_file;
   std::string cubin_file;
   bool tune = false;
@@ -103,10 +106,21 @@ absl::Status WriteFile(const std::string& path, const std::string& data) {
   return absl::OkStatus();
 }
 
+// `cutune get --table FILE`: the answer a table server holding FILE gives, with no daemon; a
+// cubin is compiled here with NVRTC for the answer's architecture.
+absl::StatusOr<pb::GetBestConfigResponse> OfflineAnswer(const std::string& table,
+                                                        const pb::GetBestConfigRequest& request) {
+  auto offline = service::OfflineTable::Open(table);
+  if (!offline.ok()) return offline.status();
+  auto response = (*offline)->Answer(request);
+  if (!response.ok() || !request.include_cubin()) return response;
+  auto cubin = service::CompileAnswer(*response, service::AnswerArch(*response));
+  if (!cubin.ok()) return cubin.status();
+  response->set_cubin(*std::move(cubin));
+  return response;
+}
+
 int Get(const GetOptions& options) {
-  int code = kExitOk;
-  auto connection = Connect(options.connection, code);
-  if (!connection) return code;
   pb::GetBestConfigRequest request;
   *request.mutable_problem() = ToProblem(options.problem);
   *request.mutable_device() = ToSelector(options.problem);
@@ -116,13 +130,22 @@ int Get(const GetOptions& options) {
                       : options.tune ? pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE
                                      : pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW);
   pb::GetBestConfigResponse response;
-  // Waiting for a tuning job takes as long as the job: without --timeout, wait up to an hour.
-  std::optional<std::chrono::milliseconds> deadline;
-  if (options.wait && options.connection.deadline == client::ConnectionOptions().deadline) {
-    deadline = std::chrono::hours(1);
+  if (!options.table.empty()) {
+    auto offline = OfflineAnswer(options.table, request);
+    if (!offline.ok()) return ReportError(offline.status());
+    response = *std::move(offline);
+  } else {
+    int code = kExitOk;
+    auto connection = Connect(options.connection, code);
+    if (!connection) return code;
+    // Waiting for a tuning job takes as long as the job: without --timeout, wait up to an hour.
+    std::optional<std::chrono::milliseconds> deadline;
+    if (options.wait && options.connection.deadline == client::ConnectionOptions().deadline) {
+      deadline = std::chrono::hours(1);
+    }
+    auto status = connection->Call(&pb::Tuner::Stub::GetBestConfig, request, &response, deadline);
+    if (!status.ok()) return ReportError(status);
   }
-  auto status = connection->Call(&pb::Tuner::Stub::GetBestConfig, request, &response, deadline);
-  if (!status.ok()) return ReportError(status);
   if (!options.source_file.empty()) {
     if (auto s = WriteFile(options.source_file, response.source()); !s.ok()) {
       return ReportError(s, kExitFailure);
@@ -283,6 +306,9 @@ void AddQueryCommands(CLI::App& app, Context& context) {
     CLI::App* cmd = app.add_subcommand(
         "get", "The best known configuration for a problem, and how good the match is");
     AddProblemOptions(cmd, options->problem);
+    auto* table = cmd->add_option(
+        "--table", options->table,
+        "Answer from this table file here, as a table server holding it would (no daemon)");
     cmd->add_option("--source", options->source_file, "Write the kernel source to FILE");
     cmd->add_option("--cubin", options->cubin_file,
                     "Write the compiled cubin for the device's architecture to FILE");
@@ -294,6 +320,7 @@ void AddQueryCommands(CLI::App& app, Context& context) {
         ->excludes(tune);
     cmd->add_flag("--json", options->json, "Machine-readable output");
     AddConnectionOptions(cmd, options->connection);
+    table->excludes(tune)->excludes("--wait")->excludes("--server");
     cmd->callback([&context, options] { context.action = [options] { return Get(*options); }; });
   }
   {

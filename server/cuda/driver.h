@@ -24,7 +24,8 @@ struct DriverApi {
   X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32) X(cuMemsetD32Async) X(cuMemcpyDtoDAsync)         \
   X(cuMemGetInfo) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)    \
   X(cuEventDestroy) X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamDestroy)                    \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuCtxGetCurrent) X(cuCtxGetDevice)             \
+  X(cuPointerGetAttribute)
 #define CUTUNE_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   CUTUNE_DRIVER_FUNCTIONS(CUTUNE_DECLARE_MEMBER)
 #undef CUTUNE_DECLARE_MEMBER

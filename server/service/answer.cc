@@ -1,6 +1,8 @@
 #include "server/service/answer.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/compiler/compiler.h"
 #include "server/tuner/candidate.h"
 
@@ -57,6 +59,28 @@ std::string ArchOf(const AnswerDevice& device) {
   return device.cc_major ? absl::StrCat("sm_", device.cc_major, device.cc_minor) : "sm_90";
 }
 
+absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model) {
+  auto models = store.ListDeviceModels();
+  if (!models.ok()) return models.status();
+  std::vector<std::string> names;
+  for (const store::DeviceModel& m : *models) {
+    if (!model.empty() && m.name == model) return m;
+    names.push_back(m.name);
+  }
+  if (!model.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "no GPU and no tuning data for device model '", model, "' (",
+        names.empty() ? std::string("no tables imported")
+                      : absl::StrCat("tables hold: ", absl::StrJoin(names, ", ")),
+        ")"));
+  }
+  if (models->size() == 1) return models->front();
+  if (models->empty()) return store::DeviceModel{};
+  return absl::InvalidArgumentError(absl::StrCat(
+      "this host has no GPU and its tables hold several device models; choose one with "
+      "device.model: ", absl::StrJoin(names, ", ")));
+}
+
 store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device) {
   const kernels::KernelFamily& family = *problem.family;
   store::LookupQuery query;
@@ -86,6 +110,43 @@ pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
       return pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT;
   }
   return pb::GetBestConfigResponse::RUNG_UNSPECIFIED;
+}
+
+namespace {
+constexpr absl::string_view kArchOption = "--gpu-architecture=";
+}  // namespace
+
+std::string AnswerArch(const pb::GetBestConfigResponse& answer) {
+  for (const std::string& option : answer.compile_options()) {
+    if (absl::StartsWith(option, kArchOption)) return option.substr(kArchOption.size());
+  }
+  return "";
+}
+
+absl::StatusOr<std::string> CompileAnswer(const pb::GetBestConfigResponse& answer,
+                                          const std::string& arch) {
+  compiler::CompileRequest request;
+  request.arch = arch;
+  request.source = answer.source();
+  if (request.source.empty()) {
+    const kernels::KernelFamily* family = kernels::FindFamily(answer.problem().family());
+    if (family == nullptr || family->source_hash() != answer.source_hash()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the answer holds no source and its source hash ", answer.source_hash().substr(0, 16),
+          " is not this build's ", answer.problem().family(), " kernel: ask with include_source"));
+    }
+    request.source = std::string(family->source());
+  }
+  for (const std::string& option : answer.compile_options()) {
+    if (!absl::StartsWith(option, kArchOption)) request.options.push_back(option);
+  }
+  auto compiled = compiler::Compile(request);
+  if (!compiled.ok()) return compiled.status();
+  if (!compiled->ok) {
+    return absl::InternalError(absl::StrCat("the answer's configuration does not compile for ",
+                                            arch, ":\n", compiled->log));
+  }
+  return std::move(compiled->cubin);
 }
 
 void FillLaunchContract(const kernels::KernelFamily& family, const Params& params,
@@ -170,6 +231,34 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
   }
   for (const std::string& s : found.stale) response->add_stale(s);
   if (include_source) response->set_source(std::string(family.source()));
+}
+
+store::EntryValidator FamilyRules() {
+  return {kernels::ValidateProblem, kernels::ValidateParams};
+}
+
+store::StoreOptions StoreRules() {
+  store::StoreOptions options;
+  options.validator = FamilyRules();
+  // Only asked about configurations and shapes the validator accepted (winners, imported
+  // members), whose geometry is defined.
+  options.efficiency = [](std::string_view name, const Params& params, const Shape& shape,
+                          int sm_count) {
+    const kernels::KernelFamily* family = kernels::FindFamily(name);
+    if (family == nullptr) return 1.0;
+    return kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
+  };
+  return options;
+}
+
+store::ImportOptions ImportRules(store::MergePolicy policy) {
+  store::ImportOptions options;
+  for (const kernels::KernelFamily* f : kernels::AllFamilies()) {
+    options.known_families.insert(std::string(f->name()));
+  }
+  options.policy = policy;
+  options.validator = FamilyRules();
+  return options;
 }
 
 }  // namespace cutune::service

@@ -11,6 +11,7 @@
 #include "kernels/family.h"
 #include "server/core/types.h"
 #include "server/store/store.h"
+#include "server/store/tables.h"
 
 namespace cutune::service {
 
@@ -33,6 +34,12 @@ struct AnswerDevice {
 };
 std::string ArchOf(const AnswerDevice& device);  // "sm_90"
 
+// A device model known from the tables in `store`, for a host without that GPU: `model` if the
+// tables hold it (NOT_FOUND listing the models they hold otherwise); empty `model`: the only
+// model they hold (INVALID_ARGUMENT asking to choose when there are several; an empty device
+// when there is none: only family defaults can answer).
+absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model);
+
 // The store query for `problem` on `device`, with this process's provenance as "current".
 store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device);
 
@@ -41,6 +48,15 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
                 const store::LookupResult& found, bool include_source,
                 pb::GetBestConfigResponse* response);
 
+// A cubin of an answer for `arch` ("sm_90"): its `source` (the family's own when the answer
+// holds none and its source_hash is this build's) compiled with exactly its compile_options, the
+// architecture option replaced by `arch`. FAILED_PRECONDITION when the source is unknown here,
+// INTERNAL with NVRTC's log when it does not compile.
+absl::StatusOr<std::string> CompileAnswer(const pb::GetBestConfigResponse& answer,
+                                          const std::string& arch);
+// The architecture an answer's compile options name ("sm_90"), empty if none.
+std::string AnswerArch(const pb::GetBestConfigResponse& answer);
+
 // The launch contract of one configuration at one shape.
 void FillLaunchContract(const kernels::KernelFamily& family, const Params& params,
                         const LaunchGeometry& geometry, DType dtype, pb::LaunchContract* out);
@@ -48,5 +64,14 @@ void FillLaunchContract(const kernels::KernelFamily& family, const Params& param
 void FillFamily(const kernels::KernelFamily& family, pb::Family* out);
 
 pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung);
+
+// The kernel families' admission rules in the form the store takes: every table imported and
+// every stored winner served passes them.
+store::EntryValidator FamilyRules();
+// What a store that answers lookups is opened with: FamilyRules and the families' launch
+// efficiency (for the prediction models).
+store::StoreOptions StoreRules();
+// How a table is imported: the known families, FamilyRules and `policy`.
+store::ImportOptions ImportRules(store::MergePolicy policy);
 
 }  // namespace cutune::service

@@ -117,15 +117,11 @@ absl::Status ImportTables(store::Store& store, const std::string& dir) {
     if (entry.path().extension() == ".json") files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
-  std::set<std::string> families;
-  for (const auto* f : kernels::AllFamilies()) families.insert(std::string(f->name()));
   for (const auto& file : files) {
     auto text = ReadFile(file.string());
     if (!text.ok()) return text.status();
     auto stats = store::ImportTable(store, *text,
-                                    {.known_families = families,
-                                     .policy = store::MergePolicy::kKeepFaster,
-                                     .validator = service::FamilyRules()});
+                                    service::ImportRules(store::MergePolicy::kKeepFaster));
     if (!stats.ok()) {
       return absl::Status(stats.status().code(),
                           absl::StrCat(file.string(), ": ", std::string(stats.status().message())));

@@ -17,12 +17,6 @@
 namespace cutune::service {
 namespace {
 
-std::set<std::string> KnownFamilies() {
-  std::set<std::string> names;
-  for (const kernels::KernelFamily* f : kernels::AllFamilies()) names.insert(std::string(f->name()));
-  return names;
-}
-
 int64_t BytesNeeded(const kernels::KernelFamily& family, const Shape& shape) {
   kernels::BufferPlan plan = family.Buffers(shape);
   int64_t elements = 2 * plan.output;  // output and reference
@@ -61,24 +55,6 @@ constexpr int kMaxCandidates = 4096;      // more than a family's whole default 
 
 }  // namespace
 
-store::EntryValidator FamilyRules() {
-  return {kernels::ValidateProblem, kernels::ValidateParams};
-}
-
-store::StoreOptions StoreRules() {
-  store::StoreOptions options;
-  options.validator = FamilyRules();
-  // Only asked about configurations and shapes the validator accepted (winners, imported
-  // members), whose geometry is defined.
-  options.efficiency = [](std::string_view name, const Params& params, const Shape& shape,
-                          int sm_count) {
-    const kernels::KernelFamily* family = kernels::FindFamily(name);
-    if (family == nullptr) return 1.0;
-    return kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
-  };
-  return options;
-}
-
 struct TunerService::Target {
   std::optional<int> ordinal;  // a GPU of this host
   std::string model;           // empty: nothing known (family default only)
@@ -116,6 +92,9 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
     }
     return t;
   };
+  auto from_model = [](const store::DeviceModel& m) {
+    return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
+  };
   if (need_gpu && gpus.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("this host cannot tune (it serves tables only): ", jobs_.no_gpu_reason()));
@@ -140,30 +119,17 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
       for (const GpuInfo& gpu : gpus) {
         if (gpu.device && gpu.device->name() == selector.model()) return from_gpu(gpu);
       }
-      auto models = store_.ListDeviceModels();
-      if (!models.ok()) return models.status();
-      for (const store::DeviceModel& m : *models) {
-        if (m.name == selector.model()) return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
-      }
-      return absl::NotFoundError(absl::StrCat("no GPU and no tuning data for device model ",
-                                              Quoted(selector.model())));
+      auto m = ModelFromTables(store_, selector.model());
+      if (!m.ok()) return m.status();
+      return from_model(*m);
     }
     case pb::DeviceSelector::BY_NOT_SET:
       break;
   }
   if (!gpus.empty()) return from_gpu(gpus.front());
-  auto models = store_.ListDeviceModels();
-  if (!models.ok()) return models.status();
-  if (models->size() == 1) {
-    const store::DeviceModel& m = models->front();
-    return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
-  }
-  if (models->empty()) return Target{};
-  std::vector<std::string> names;
-  for (const auto& m : *models) names.push_back(m.name);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "this host has no GPU and its tables hold several device models; choose one with "
-      "device.model: ", absl::StrJoin(names, ", ")));
+  auto m = ModelFromTables(store_, "");
+  if (!m.ok()) return m.status();
+  return from_model(*m);
 }
 
 grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest*,
@@ -497,9 +463,7 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
   if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
   auto slot = table_calls_.Enter();
   if (!slot.ok()) return ToGrpc(slot.status());
-  store::ImportOptions options;
-  options.known_families = KnownFamilies();
-  options.validator = FamilyRules();
+  store::ImportOptions options = ImportRules(store::MergePolicy::kKeepFaster);
   switch (request->policy()) {
     case pb::ImportTableRequest::MERGE_POLICY_UNSPECIFIED:
     case pb::ImportTableRequest::MERGE_POLICY_KEEP_FASTER:

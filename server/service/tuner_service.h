@@ -32,12 +32,6 @@ inline constexpr std::string_view kJobIdTrailer = "cutune-job-id";
 // (tested).
 inline constexpr uint64_t kMaxSpaceCombinations = 8'000'000;
 
-// The kernel families' admission rules in the form the store takes: every table the service
-// imports and every stored winner it serves passes them (cutuned opens its store with them).
-store::EntryValidator FamilyRules();
-// What the daemon opens its store with: FamilyRules and the families' launch efficiency (for the
-// prediction models).
-store::StoreOptions StoreRules();
 
 // Bounds on calls that hold a server thread or much memory for long (see CallLimit).
 struct ServiceLimits {
