@@ -9,13 +9,12 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import cutune
 from cutune import arrays, launch
 
-from support import environment, offline_cli
+from support import environment
 from table_server import TableServer
 
 ARGS = None
@@ -57,23 +56,15 @@ def cupy_importable():
 
 
 def setUpModule():
-    global SHIPPED, FIXTURE, OFFLINE_CLI, SHIM_DIR
+    global SHIPPED, FIXTURE
     SHIPPED = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.shipped_tables)
     FIXTURE = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.fixture_tables,
                           read_tokens=["reader-token"])
-    SHIM_DIR = tempfile.TemporaryDirectory(prefix="cutune-py-cli-")
-    OFFLINE_CLI = offline_cli(ARGS.cli, SHIM_DIR.name, {
-        ARGS.shipped_table: (SHIPPED.address, ""),
-        ARGS.fixture_table: (FIXTURE.address, "reader-token")})
-    if OFFLINE_CLI != ARGS.cli:
-        print(f"{ARGS.cli} has no `get --table` yet: offline tests run it against the table "
-              "servers", file=sys.stderr)
 
 
 def tearDownModule():
     SHIPPED.stop()
     FIXTURE.stop()
-    SHIM_DIR.cleanup()
 
 
 class GetTest(unittest.TestCase):
@@ -222,7 +213,7 @@ class ErrorTest(unittest.TestCase):
 class OfflineTest(unittest.TestCase):
     def test_offline_answers_as_the_table_server_does(self):
         online = cutune.Client(SHIPPED.address, model=H200)
-        with environment(CUTUNE_CLI=OFFLINE_CLI):
+        with environment(CUTUNE_CLI=ARGS.cli):
             offline = cutune.Client(NOWHERE, table=ARGS.shipped_table, model=H200)
             for family, shape in (("matmul", (64, 4096, 4096)), ("matmul", (257, 509, 1021)),
                                   ("matmul", (3000, 500, 700)), ("transpose", (8191, 4097)),
@@ -238,8 +229,19 @@ class OfflineTest(unittest.TestCase):
             self.assertEqual(offline.get("matmul", (64, 4096, 4096)).rung, "exact")
             self.assertEqual(offline.stats.offline_answers, 5)  # from the cache
 
+    def test_offline_never_asks_the_daemon(self):
+        with environment(CUTUNE_CLI=ARGS.cli):
+            client = cutune.Client(SHIPPED.address, table=ARGS.shipped_table, offline=True,
+                                   model=H200)
+            answer = client.get("matmul", (64, 4096, 4096))
+        self.assertTrue(answer.offline)
+        self.assertEqual((client.stats.rpcs, client.stats.offline_answers), (0, 1))
+        with self.assertRaises(cutune.OfflineError) as caught:
+            cutune.Client(offline=True)
+        self.assertIn("offline=True needs table=FILE", str(caught.exception))
+
     def test_offline_source_and_cubin(self):
-        with environment(CUTUNE_CLI=OFFLINE_CLI):
+        with environment(CUTUNE_CLI=ARGS.cli):
             client = cutune.Client(NOWHERE, table=ARGS.shipped_table, model=H200)
             answer = client.get("transpose", (4096, 4096), include_source=True,
                                 include_cubin=True)
@@ -247,7 +249,7 @@ class OfflineTest(unittest.TestCase):
         self.assertEqual(answer.cubin[:4], b"\x7fELF")
 
     def test_offline_errors(self):
-        with environment(CUTUNE_CLI=OFFLINE_CLI):
+        with environment(CUTUNE_CLI=ARGS.cli):
             client = cutune.Client(NOWHERE, table=ARGS.shipped_table, model=H200)
             with self.assertRaises(cutune.NotFoundError) as caught:
                 client.get("fft", (64,))
@@ -255,7 +257,7 @@ class OfflineTest(unittest.TestCase):
         self.assertIn("offline", str(caught.exception))
 
     def test_offline_fresh_only(self):
-        with environment(CUTUNE_CLI=OFFLINE_CLI):
+        with environment(CUTUNE_CLI=ARGS.cli):
             client = cutune.Client(NOWHERE, table=ARGS.fixture_table, model=H200,
                                    fresh_only=True)
             with self.assertRaises(cutune.StaleAnswerError) as caught:

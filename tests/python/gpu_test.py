@@ -52,22 +52,17 @@ class DLPackOnly:
 
 
 def setUpModule():
-    global SERVER, CACHE, CLI_DIR
-    from support import offline_cli
+    global SERVER, CACHE
     from table_server import TableServer
     CACHE = tempfile.TemporaryDirectory(prefix="cutune-cubins-")
     os.environ["CUTUNE_CACHE_DIR"] = CACHE.name  # a cold NVRTC cache: offline compiles for real
+    os.environ["CUTUNE_CLI"] = ARGS.cli
     SERVER = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.shipped_tables)
-    # Until the CLI has `get --table`, a stand-in asks the table server (tests/python/support.py).
-    CLI_DIR = tempfile.TemporaryDirectory(prefix="cutune-cli-")
-    os.environ["CUTUNE_CLI"] = offline_cli(ARGS.cli, CLI_DIR.name,
-                                           {ARGS.shipped_table: (SERVER.address, "")})
 
 
 def tearDownModule():
     SERVER.stop()
     CACHE.cleanup()
-    CLI_DIR.cleanup()
 
 
 def random(shape):

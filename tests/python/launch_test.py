@@ -20,7 +20,7 @@ import numpy  # noqa: E402
 import cutune  # noqa: E402
 from cutune import arrays, launch  # noqa: E402
 
-from support import environment, offline_cli  # noqa: E402
+from support import environment  # noqa: E402
 from table_server import TableServer  # noqa: E402
 
 ARGS = None
@@ -59,23 +59,19 @@ class Interface:
 
 
 def setUpModule():
-    global SHIPPED, CLI_DIR, OFFLINE_CLI
+    global SHIPPED
     SHIPPED = TableServer(ARGS.cutuned, ARGS.fake_worker, ARGS.shipped_tables)
-    CLI_DIR = tempfile.TemporaryDirectory(prefix="cutune-py-cli-")
-    OFFLINE_CLI = offline_cli(ARGS.cli, CLI_DIR.name,
-                              {ARGS.shipped_table: (SHIPPED.address, "")})
 
 
 def tearDownModule():
     SHIPPED.stop()
-    CLI_DIR.cleanup()
 
 
 class LaunchTest(unittest.TestCase):
     def setUp(self):
         cupy.reset()
         self._cache = tempfile.TemporaryDirectory(prefix="cutune-cubins-")
-        self._env = environment(CUTUNE_CACHE_DIR=self._cache.name, CUTUNE_CLI=OFFLINE_CLI)
+        self._env = environment(CUTUNE_CACHE_DIR=self._cache.name, CUTUNE_CLI=ARGS.cli)
         self._env.__enter__()
 
     def tearDown(self):

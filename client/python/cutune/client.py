@@ -49,6 +49,7 @@ class Client:
     token: sent as "authorization: Bearer <token>" (default $CUTUNE_TOKEN).
     table: a tuning table file (tables/nvidia-h200.json) to answer from, through the `cutune`
         CLI ($CUTUNE_CLI, else the build tree's, else PATH), when the daemon is unreachable.
+    offline: always answer from `table`, never contacting a daemon.
     model: the device model to ask about ("NVIDIA H200"); default: get() lets the daemon choose,
         matmul/transpose ask for the current GPU's name.
     fresh_only: refuse (StaleAnswerError) answers whose provenance differs.
@@ -56,14 +57,17 @@ class Client:
     credentials: grpc.ChannelCredentials for TLS (default plaintext).
     """
 
-    def __init__(self, server=None, *, token=None, table=None, model=None, fresh_only=False,
-                 timeout=10.0, credentials=None):
+    def __init__(self, server=None, *, token=None, table=None, offline=False, model=None,
+                 fresh_only=False, timeout=10.0, credentials=None):
         self.server = server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
         token = os.environ.get(TOKEN_ENV, "") if token is None else token
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         if table is not None and not os.path.isfile(table):
             raise OfflineError(f"table file {os.fspath(table)!r} does not exist")
         self.table = os.fspath(table) if table is not None else None
+        if offline and self.table is None:
+            raise OfflineError("offline=True needs table=FILE to answer from")
+        self.offline = offline
         self.model = model
         self.fresh_only = fresh_only
         self.timeout = timeout
@@ -140,6 +144,12 @@ class Client:
         if model:
             request.device.model = model
         with self._lock:
+            if self.offline:
+                answer = self._offline(model, family, shape, dtype,
+                                       include_source or offline_source,
+                                       include_cubin and not offline_source)
+                self._answers[(model, family, shape, dtype)] = answer
+                return answer
             self.stats.rpcs += 1
             try:
                 response = self._get_best_config(request, timeout=self.timeout,
