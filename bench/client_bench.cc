@@ -18,8 +18,6 @@
 #include "CLI/CLI.hpp"
 #include "cutune/client.h"
 #include "server/cuda/driver.h"
-#include "server/service/answer.h"
-#include "server/service/offline_table.h"
 
 namespace {
 
@@ -117,30 +115,10 @@ int main(int argc, char** argv) {
     checked_options.check_pointers = true;
     ct::Client checked_client(checked_options);
     ct::Kernel& checked = checked_client.kernel(tiny);
-    auto offline = cutune::service::OfflineTable::Open(table);
-    if (!offline.ok()) return Die(std::string(offline.status().message()));
-    cutune::v1::GetBestConfigRequest request;
-    request.mutable_problem()->set_family("transpose");
-    request.mutable_problem()->add_shape(64);
-    request.mutable_problem()->add_shape(64);
-    request.mutable_device()->set_model(through.answer().device_model);
-    auto answer = (*offline)->Answer(request);
-    if (!answer.ok()) return Die(std::string(answer.status().message()));
-    if (std::map<std::string, int64_t>(answer->params().begin(), answer->params().end()) !=
-        through.answer().params) {
-      return Die("the table's configuration for the raw launch differs from the client's");
-    }
-    auto cubin = cutune::service::CompileAnswer(*answer, cutune::service::AnswerArch(*answer));
-    if (!cubin.ok()) return Die(std::string(cubin.status().message()));
-    CUmodule module = nullptr;
-    CUfunction raw = nullptr;
-    if (api.cuModuleLoadData(&module, cubin->data()) != CUDA_SUCCESS ||
-        api.cuModuleGetFunction(&raw, module, "cutune_kernel") != CUDA_SUCCESS) {
-      return Die("cannot load the raw module");
-    }
-    const ct::Answer& t = through.answer();
     CUstream stream = nullptr;
     api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+    CUfunction raw = through.function(stream);  // the very function Launch launches
+    const ct::Answer& t = through.answer();
     const float* in = reinterpret_cast<const float*>(a);
     float* out = reinterpret_cast<float*>(c);
     int rows = 64, cols = 64;

@@ -216,6 +216,7 @@ Kernel::~Kernel() {
 
 const Answer& Kernel::answer() const { return state_->answer; }
 CUcontext Kernel::context() const { return state_->context; }
+CUfunction Kernel::function(CUstream stream) { return state_->FunctionFor(stream); }
 
 void Kernel::LaunchPointers(CUstream stream, const void* const* pointers, const PointerInfo* info,
                             size_t count) {

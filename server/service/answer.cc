@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/compiler/cache.h"
 #include "server/compiler/compiler.h"
 #include "server/tuner/candidate.h"
 
@@ -114,6 +115,22 @@ pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
 
 namespace {
 constexpr absl::string_view kArchOption = "--gpu-architecture=";
+
+// The process's compiler for answers: the content-addressed cache the daemon uses too
+// (compiler::DefaultCacheDirectory), so that a program starting again, or asking for what a
+// daemon on this host compiled, loads a cubin instead of running NVRTC. Without a usable cache
+// directory it compiles every time.
+compiler::CachingCompiler& AnswerCompiler() {
+  static compiler::CachingCompiler* const compiler = [] {
+    if (auto dir = compiler::DefaultCacheDirectory(); dir.ok()) {
+      if (auto cache = compiler::CompileCache::Open(*dir); cache.ok()) {
+        return new compiler::CachingCompiler(*std::move(cache));
+      }
+    }
+    return new compiler::CachingCompiler();
+  }();
+  return *compiler;
+}
 }  // namespace
 
 std::string AnswerArch(const pb::GetBestConfigResponse& answer) {
@@ -140,7 +157,7 @@ absl::StatusOr<std::string> CompileAnswer(const pb::GetBestConfigResponse& answe
   for (const std::string& option : answer.compile_options()) {
     if (!absl::StartsWith(option, kArchOption)) request.options.push_back(option);
   }
-  auto compiled = compiler::Compile(request);
+  auto compiled = AnswerCompiler().Compile(request);
   if (!compiled.ok()) return compiled.status();
   if (!compiled->ok) {
     return absl::InternalError(absl::StrCat("the answer's configuration does not compile for ",

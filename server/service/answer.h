@@ -50,7 +50,8 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
 
 // A cubin of an answer for `arch` ("sm_90"): its `source` (the family's own when the answer
 // holds none and its source_hash is this build's) compiled with exactly its compile_options, the
-// architecture option replaced by `arch`. FAILED_PRECONDITION when the source is unknown here,
+// architecture option replaced by `arch`, through the compile cache of this host (the daemon's
+// default one, $CUTUNE_CACHE_DIR or ~/.cache/cutune/nvrtc). FAILED_PRECONDITION when the source is unknown here,
 // INTERNAL with NVRTC's log when it does not compile.
 absl::StatusOr<std::string> CompileAnswer(const pb::GetBestConfigResponse& answer,
                                           const std::string& arch);

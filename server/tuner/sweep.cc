@@ -24,6 +24,20 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
+}  // namespace
+
+TimingOptions TimingFor(std::string_view strategy, TimingOptions base) {
+  if (strategy != "quick") return base;
+  base.warmup = std::min(base.warmup, 1);
+  base.min_samples = std::min(base.min_samples, 5);
+  base.max_samples = std::max(base.min_samples, std::min(base.max_samples, 50));
+  base.target_rel_spread = std::max(base.target_rel_spread, 0.02);
+  base.max_ms = base.max_ms > 0 ? std::min(base.max_ms, 50.0) : 50.0;
+  return base;
+}
+
+namespace {
+
 wpb::TimingPolicy Policy(const TimingOptions& t) {
   wpb::TimingPolicy p;
   p.set_warmup(t.warmup);

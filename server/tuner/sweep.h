@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +30,12 @@ struct TimingOptions {
   double max_ms = 100;              // per candidate
   bool flush_l2 = true;             // between samples, for memory-bound families
 };
+
+// The timing a strategy sweeps with: `base` for all but "quick", which answers in seconds and
+// so times each candidate briefly (one warm-up, at least 5 samples, stopping at 2% spread or
+// 50 ms); its finalists are re-measured interleaved like any sweep's, and ties within the
+// measured spread are declared as always.
+TimingOptions TimingFor(std::string_view strategy, TimingOptions base);
 
 struct SweepOptions {
   const kernels::KernelFamily* family = nullptr;

@@ -144,5 +144,33 @@ TEST_F(FakeWorkerSweepTest, NoFinalistsNoWinner) {
   EXPECT_TRUE(r->tied.empty());
 }
 
+TEST(TimingForTest, QuickTimesEachCandidateBrieflyAndOthersAsAsked) {
+  const TimingOptions base;
+  const TimingOptions quick = TimingFor("quick", base);
+  EXPECT_EQ(quick.warmup, 1);
+  EXPECT_EQ(quick.min_samples, 5);
+  EXPECT_EQ(quick.max_samples, 50);
+  EXPECT_DOUBLE_EQ(quick.target_rel_spread, 0.02);
+  EXPECT_DOUBLE_EQ(quick.max_ms, 50);
+  EXPECT_EQ(quick.flush_l2, base.flush_l2);
+  for (const char* strategy : {"brute_force", "random", "local", ""}) {
+    const TimingOptions same = TimingFor(strategy, base);
+    EXPECT_EQ(same.warmup, base.warmup) << strategy;
+    EXPECT_EQ(same.min_samples, base.min_samples) << strategy;
+    EXPECT_DOUBLE_EQ(same.max_ms, base.max_ms) << strategy;
+  }
+  // Already briefer options (tests) stay as brief.
+  TimingOptions brief;
+  brief.warmup = 0;
+  brief.min_samples = 2;
+  brief.max_samples = 3;
+  brief.max_ms = 0;
+  const TimingOptions q = TimingFor("quick", brief);
+  EXPECT_EQ(q.warmup, 0);
+  EXPECT_EQ(q.min_samples, 2);
+  EXPECT_EQ(q.max_samples, 3);
+  EXPECT_DOUBLE_EQ(q.max_ms, 50);
+}
+
 }  // namespace
 }  // namespace cutune::tuner

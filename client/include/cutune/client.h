@@ -28,6 +28,7 @@
 // The CUDA driver API's handle types, as <cuda.h> declares them.
 typedef struct CUstream_st* CUstream;  // NOLINT: the driver's own spelling
 typedef struct CUctx_st* CUcontext;    // NOLINT
+typedef struct CUfunc_st* CUfunction;  // NOLINT
 
 #if defined(__GNUC__)
 #define CUTUNE_API __attribute__((visibility("default")))
@@ -148,6 +149,10 @@ class CUTUNE_API Kernel {
 
   const Answer& answer() const;
   CUcontext context() const;
+  // The loaded function that Launch(stream, ...) launches on `stream` (its attributes set), for
+  // launches the library does not make (graph nodes, cuLaunchKernelEx). For a one-module-per-
+  // stream answer each stream has its own.
+  CUfunction function(CUstream stream = nullptr);
 
   struct PointerInfo {
     const char* element_type;  // "f32", or nullptr when unknown
