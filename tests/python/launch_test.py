@@ -123,15 +123,25 @@ class LaunchTest(unittest.TestCase):
         self.assertEqual(cupy.compiles, [(answer.source, answer.compile_options)])
         self.assertIn("--gpu-architecture=sm_90", cupy.compiles[0][1])
         self.assertEqual(len(cupy.modules), 1)
-        self.assertEqual(len(os.listdir(self._cache.name)), 1)
+        self.assertEqual(len(os.listdir(os.path.join(self._cache.name, "python"))), 1)
         # Another process (here: another client) takes the cubin from the disk cache.
         again = cutune.Client(NOWHERE, table=ARGS.shipped_table)
         again.matmul(a, b)
         self.assertEqual(len(cupy.compiles), 1)
         self.assertEqual(cupy.modules[1], cupy.modules[0])
-        with environment(CUTUNE_CACHE_DIR="off"):
+        with tempfile.TemporaryDirectory() as empty, environment(CUTUNE_CACHE_DIR=empty):
             cutune.Client(NOWHERE, table=ARGS.shipped_table).matmul(a, b)
         self.assertEqual(len(cupy.compiles), 2)
+
+    def test_the_cache_directory_follows_the_daemons(self):
+        with environment(CUTUNE_CACHE_DIR="/c", XDG_CACHE_HOME="/x", HOME="/h"):
+            self.assertEqual(launch.cache_dir(), "/c/python")
+        with environment(CUTUNE_CACHE_DIR="relative", XDG_CACHE_HOME="/x", HOME="/h"):
+            self.assertEqual(launch.cache_dir(), "/x/cutune/nvrtc/python")
+        with environment(CUTUNE_CACHE_DIR=None, XDG_CACHE_HOME=None, HOME="/h"):
+            self.assertEqual(launch.cache_dir(), "/h/.cache/cutune/nvrtc/python")
+        with environment(CUTUNE_CACHE_DIR=None, XDG_CACHE_HOME="", HOME=""):
+            self.assertIsNone(launch.cache_dir())
 
     def test_split_k_loads_one_module_per_stream(self):
         client = cutune.Client(SHIPPED.address)

@@ -66,13 +66,16 @@ def plan_arguments(contract, sig, dims, dtype="f32"):
 
 
 def cache_dir():
-    """Where compiled cubins are kept between processes: $CUTUNE_CACHE_DIR ("off": nowhere),
-    else $XDG_CACHE_HOME/cutune, else ~/.cache/cutune."""
-    d = os.environ.get("CUTUNE_CACHE_DIR")
-    if d is not None:
-        return None if d in ("", "off") else d
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "cutune")
+    """Where cubins compiled here are kept between processes: python/ in the compile cache
+    directory the daemon and the C++ client use ($CUTUNE_CACHE_DIR, else
+    $XDG_CACHE_HOME/cutune/nvrtc, else ~/.cache/cutune/nvrtc; empty or relative values are
+    ignored, as the XDG spec asks). Its own folder: the daemon's entries have another format."""
+    for variable, below in (("CUTUNE_CACHE_DIR", ()), ("XDG_CACHE_HOME", ("cutune", "nvrtc"))):
+        value = os.environ.get(variable, "")
+        if os.path.isabs(value):
+            return os.path.join(value, *below, "python")
+    home = os.environ.get("HOME", "")
+    return os.path.join(home, ".cache", "cutune", "nvrtc", "python") if os.path.isabs(home) else None
 
 
 class Gpu:
