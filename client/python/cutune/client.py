@@ -143,11 +143,13 @@ class Client:
             include_source=include_source, include_cubin=include_cubin)
         if model:
             request.device.model = model
+        # A launch compiles an offline answer's source in the process (and keeps the cubin on
+        # disk) rather than have the CLI compile it again at every start.
+        offline = (model, family, shape, dtype, include_source or offline_source,
+                   include_cubin and not offline_source)
         with self._lock:
             if self.offline:
-                answer = self._offline(model, family, shape, dtype,
-                                       include_source or offline_source,
-                                       include_cubin and not offline_source)
+                answer = self._offline(*offline)
                 self._answers[(model, family, shape, dtype)] = answer
                 return answer
             self.stats.rpcs += 1
@@ -164,9 +166,7 @@ class Client:
                         f"cannot reach cutuned at {self.server} ({code.name}: {details}); start "
                         f"it, point ${SERVER_ENV} or Client(server=...) at one, or pass "
                         "table=FILE to answer offline from a tuning table") from None
-                answer = self._offline(model, family, shape, dtype,
-                                       include_source or offline_source,
-                                       include_cubin and not offline_source)
+                answer = self._offline(*offline)
             self._answers[(model, family, shape, dtype)] = answer
         return answer
 
