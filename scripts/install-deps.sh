@@ -3,6 +3,9 @@
 # (nvcc, NVRTC, headers) is expected at /usr/local/cuda already. The Dockerfile runs this script
 # too, so the two never drift (tests/scripts/consistency_test.sh checks that).
 set -euo pipefail
+# python3-venv, -pip, -setuptools and -wheel: the Python package's install test runs
+# `pip install ./client/python` into a fresh venv without network or build isolation;
+# python3-numpy: its launch test, where a stand-in for CuPy runs the kernels on the CPU.
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
@@ -10,6 +13,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev chromium
   python3 python3-grpcio python3-protobuf
+  python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
 )
 # CUTUNE_DEPS_NO_BROWSER=1 leaves out Chromium (only the CLI report test needs it; the Docker build
 # skips it).
