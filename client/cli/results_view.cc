@@ -51,7 +51,7 @@ std::string RankedTable(const std::vector<pb::Measurement>& rows, int top) {
                tflops ? FormatDouble(row->tflops(), 2) : FormatDouble(row->gbps(), 1),
                row->percent_of_reference() > 0 ? FormatDouble(row->percent_of_reference(), 1) : "",
                std::to_string(row->registers()), std::to_string(row->shared_bytes()),
-               std::to_string(row->spill_bytes())});
+               std::to_string(row->spill_store_bytes() + row->spill_load_bytes())});
   }
   return table.empty() ? std::string("no valid candidate\n") : table.Render();
 }

@@ -82,6 +82,16 @@ absl::StatusOr<std::vector<std::string>> ReadCandidatesFile(const std::string& p
   return out;
 }
 
+// outcome_counts is keyed by Outcome name; text says "ok 36  pruned 4", in that order.
+std::map<std::string, int64_t> CountsByLabel(const pb::JobProgress& p) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, count] : p.outcome_counts()) {
+    pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
+    out[pb::Outcome_Parse(name, &outcome) ? EnumLabel(outcome) : name] += count;
+  }
+  return out;
+}
+
 std::string Suffix(const pb::JobProgress& p) {
   std::string out = absl::StrFormat("ETA %.0fs", p.eta_seconds());
   if (p.has_best() && p.best().time_us() > 0) {
@@ -90,15 +100,15 @@ std::string Suffix(const pb::JobProgress& p) {
       absl::StrAppendFormat(&out, " (%.1f%%)", p.best().percent_of_reference());
     }
   }
-  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
-  for (const auto& [outcome, count] : counts) absl::StrAppend(&out, "  ", outcome, " ", count);
+  for (const auto& [outcome, count] : CountsByLabel(p)) {
+    absl::StrAppend(&out, "  ", outcome, " ", count);
+  }
   return out;
 }
 
 std::string Counts(const pb::JobProgress& p) {
-  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
   std::string out;
-  for (const auto& [outcome, count] : counts) {
+  for (const auto& [outcome, count] : CountsByLabel(p)) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", outcome, " ", count);
   }
   return out.empty() ? "none" : out;
