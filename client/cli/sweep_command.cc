@@ -24,8 +24,6 @@
 namespace cutune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
 struct SweepOptions {
   client::ConnectionOptions connection;
   ProblemOptions problem;
@@ -167,11 +165,8 @@ int Sweep(const SweepOptions& options) {
   }
   const std::string& job_id = started.job_id();
   if (options.no_wait) {
-    if (options.json) {
-      std::cout << ToJson(started).dump(2) << "\n";
-    } else {
-      std::cout << job_id << "\n";
-    }
+    if (options.json) return PrintJson(started);
+    std::cout << job_id << "\n";
     return kExitOk;
   }
   if (!options.json) {
@@ -240,14 +235,9 @@ int Sweep(const SweepOptions& options) {
   std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
   const bool any_ok = !Ranked(rows, 1).empty();
   if (options.json) {
-    ordered_json j;
-    j["job"] = ToJson(last);
-    j["device_model"] = results.device_model();
-    ordered_json top = ordered_json::array();
-    for (const pb::Measurement* row : Ranked(rows, options.top)) top.push_back(ToJson(*row));
-    j["top"] = std::move(top);
-    j["rejected"] = RejectedJson(rows);
-    std::cout << j.dump(2) << "\n";
+    if (int code = PrintJson(SweepReportOf(last, results, options.top)); code != kExitOk) {
+      return code;
+    }
   } else {
     std::cout << absl::StrFormat("%s on %s: %d of %d candidates in %.1f s (%s)\n",
                                  Describe(request.problem()), results.device_model(), last.done(),

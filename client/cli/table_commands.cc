@@ -81,14 +81,11 @@ int Import(const ImportOptions& options) {
     }
     return ReportError(status);
   }
-  if (options.json) {
-    std::cout << ToJson(response).dump(2) << "\n";
-  } else {
-    std::cout << absl::StrFormat(
-        "imported %s: %d winners added, %d replaced, %d kept; %d rows added\n", options.file,
-        response.winners_added(), response.winners_replaced(), response.winners_kept(),
-        response.rows_added());
-  }
+  if (options.json) return PrintJson(response);
+  std::cout << absl::StrFormat(
+      "imported %s: %d winners added, %d replaced, %d kept; %d rows added\n", options.file,
+      response.winners_added(), response.winners_replaced(), response.winners_kept(),
+      response.rows_added());
   return kExitOk;
 }
 
