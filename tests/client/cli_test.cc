@@ -400,7 +400,26 @@ TEST_F(CliTest, TableDiffExitCodes) {
   EXPECT_EQ(RunLocal({"table", "diff", a, a}).exit_code, kOk);
   RunResult json = RunLocal({"table", "diff", a, b, "--json"});
   EXPECT_EQ(json.exit_code, kDiff);
-  EXPECT_TRUE(Json::accept(json.out)) << json.out;
+  EXPECT_TRUE(InJsonDialect<pb::TableDiffReport>(json.out));
+  Json diff = Json::parse(json.out);
+  EXPECT_EQ(diff["format"], "cutune-table-diff");
+  EXPECT_EQ(diff["version"], 3);
+  std::map<std::string, std::string> changes;  // shape -> change
+  for (const Json& e : diff["entries"]) {
+    changes[e["shape"].dump()] = e["change"].get<std::string>();
+  }
+  EXPECT_EQ(changes[R"(["8192","8192"])"], "CHANGE_WINNER_CHANGED");
+  EXPECT_EQ(changes[R"(["4096","4096"])"], "CHANGE_ONLY_IN_B");
+  EXPECT_EQ(changes[R"(["4096","4096","4096"])"], "CHANGE_SAME");
+  for (const Json& e : diff["entries"]) {
+    if (e["change"] == "CHANGE_ONLY_IN_B") {
+      EXPECT_FALSE(e.contains("a"));  // the table without the key has no winner
+    } else if (e["change"] == "CHANGE_WINNER_CHANGED") {
+      EXPECT_EQ(e["a"]["params"]["rows"], "8");
+      EXPECT_EQ(e["b"]["params"]["rows"], "4");
+      EXPECT_DOUBLE_EQ(e["time_change_percent"].get<double>(), 11.997);
+    }
+  }
   RunResult bad = RunLocal({"table", "diff", a, (AssetsDir() / "bad_table.json").string()});
   EXPECT_EQ(bad.exit_code, kFailure);
   EXPECT_TRUE(OneErrorLine(bad, "INVALID_ARGUMENT"));
@@ -428,7 +447,11 @@ TEST_F(CliTest, TableDiffReportsATieWithoutFailing) {
   EXPECT_THAT(tie.out, HasSubstr("(+0.30%) | in A's ties\n"));
   RunResult json = RunLocal({"table", "diff", a_path, b_path, "--json"});
   EXPECT_EQ(json.exit_code, kOk);
-  EXPECT_EQ(Json::parse(json.out)["entries"][1]["tie"], "in_ties_of_a");
+  EXPECT_TRUE(InJsonDialect<pb::TableDiffReport>(json.out));
+  Json entries = Json::parse(json.out)["entries"];
+  EXPECT_EQ(entries[1]["change"], "CHANGE_TIE");
+  EXPECT_EQ(entries[1]["tie_basis"], "TIE_BASIS_IN_TIES_OF_A");
+  EXPECT_EQ(entries[0]["tie_basis"], "TIE_BASIS_UNSPECIFIED");  // not a tie
 
   // A real change next to the tie still fails the diff.
   b["devices"][0]["winners"][1]["params"]["rows"] = 4;
