@@ -22,8 +22,10 @@ def best(path):
             job = json.load(f)["job"]
     except (OSError, ValueError, KeyError) as e:
         return f"no result ({e.__class__.__name__})"
+    # protobuf's JSON mapping (docs/cli.md): 64-bit integers (done, params) are strings, and
+    # best is absent until a candidate was valid.
     b = job.get("best") or {}
-    return (f"{job.get('done', 0)} candidates, best {b.get('time_us', 0):.2f} us "
+    return (f"{int(job.get('done', 0))} candidates, best {b.get('time_us', 0):.2f} us "
             f"({b.get('percent_of_reference', 0):.1f}% of reference) {fmt(b.get('params', {}))}")
 
 

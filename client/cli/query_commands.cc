@@ -18,8 +18,6 @@
 namespace cutune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
 struct ServerOptions {
   client::ConnectionOptions connection;
   bool json = false;
@@ -46,10 +44,7 @@ int Devices(const ServerOptions& options) {
   auto status =
       connection->Call(&pb::Tuner::Stub::ListDevices, pb::ListDevicesRequest(), &response);
   if (!status.ok()) return ReportError(status);
-  if (options.json) {
-    std::cout << ToJson(response).dump(2) << "\n";
-    return kExitOk;
-  }
+  if (options.json) return PrintJson(response);
   std::cout << "cutuned at " << connection->target() << ", NVRTC " << response.nvrtc_version()
             << "\n";
   if (!response.no_gpu_reason().empty()) {
@@ -157,12 +152,15 @@ int Get(const GetOptions& options) {
     }
   }
   if (options.json) {
-    ordered_json j = ToJson(response);
-    // The files hold them; JSON would only repeat megabytes of text and base64.
-    if (!options.source_file.empty()) j["source"] = options.source_file;
-    if (!options.cubin_file.empty()) j["cubin"] = options.cubin_file;
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
+    // The JSON is the response as it came (with the source and cubin that --source and --cubin
+    // asked for); where the files went is for the person, on stderr.
+    if (!options.source_file.empty())
+      std::cerr << "wrote source to " << options.source_file << "\n";
+    if (!options.cubin_file.empty()) {
+      std::cerr << "wrote cubin (" << response.cubin().size() << " bytes) to " << options.cubin_file
+                << "\n";
+    }
+    return PrintJson(response);
   }
   const pb::LaunchGeometry& g = response.geometry();
   std::cout << Describe(request.problem()) << "\n"
@@ -225,13 +223,8 @@ int Results(const ResultsOptions& options) {
   pb::ListResultsResponse response;
   auto status = connection->Call(&pb::Tuner::Stub::ListResults, request, &response);
   if (!status.ok()) return ReportError(status);
+  if (options.json) return PrintJson(ResultsReportOf(request.problem(), response));
   std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
-  if (options.json) {
-    ordered_json j = ToJson(response);
-    j["rejected"] = RejectedJson(rows);
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
-  }
   std::cout << Describe(request.problem()) << " on "
             << (response.device_model().empty() ? "(no device)" : response.device_model()) << ": "
             << rows.size() << " rows\n";
@@ -250,10 +243,7 @@ int Jobs(const ServerOptions& options) {
   pb::ListJobsResponse response;
   auto status = connection->Call(&pb::Tuner::Stub::ListJobs, pb::ListJobsRequest(), &response);
   if (!status.ok()) return ReportError(status);
-  if (options.json) {
-    std::cout << ToJson(response).dump(2) << "\n";
-    return kExitOk;
-  }
+  if (options.json) return PrintJson(response);
   if (response.jobs_size() == 0) {
     std::cout << "no jobs\n";
     return kExitOk;
@@ -282,11 +272,8 @@ int Cancel(const CancelOptions& options) {
   pb::CancelJobResponse response;
   auto status = connection->Call(&pb::Tuner::Stub::CancelJob, request, &response);
   if (!status.ok()) return ReportError(status);
-  if (options.json) {
-    std::cout << ToJson(response).dump(2) << "\n";
-  } else {
-    std::cout << "job " << options.job_id << ": " << EnumLabel(response.state()) << "\n";
-  }
+  if (options.json) return PrintJson(response);
+  std::cout << "job " << options.job_id << ": " << EnumLabel(response.state()) << "\n";
   return kExitOk;
 }
 

@@ -310,8 +310,9 @@ absl::StatusOr<std::string> RenderReportHtml(const ReportInput& input) {
   } else {
     s += "<table>\n<tr><th>outcome</th><th>count</th><th>reason</th><th>e.g.</th></tr>\n";
     for (const RejectedGroup& g : rejected) {
-      absl::StrAppend(&s, "<tr><td>", Escape(g.outcome), "</td><td>", g.count, "</td><td>",
-                      Escape(g.reason), "</td><td>", Escape(g.example), "</td></tr>\n");
+      absl::StrAppend(&s, "<tr><td>", Escape(OutcomeLabel(g.outcome)), "</td><td>", g.count,
+                      "</td><td>", Escape(g.reason), "</td><td>", Escape(FormatParams(g.example)),
+                      "</td></tr>\n");
     }
     s += "</table>\n";
   }

@@ -51,7 +51,7 @@ std::string RankedTable(const std::vector<pb::Measurement>& rows, int top) {
                tflops ? FormatDouble(row->tflops(), 2) : FormatDouble(row->gbps(), 1),
                row->percent_of_reference() > 0 ? FormatDouble(row->percent_of_reference(), 1) : "",
                std::to_string(row->registers()), std::to_string(row->shared_bytes()),
-               std::to_string(row->spill_bytes())});
+               std::to_string(row->spill_store_bytes() + row->spill_load_bytes())});
   }
   return table.empty() ? std::string("no valid candidate\n") : table.Render();
 }
@@ -62,11 +62,12 @@ std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows) {
     if (row.outcome() == pb::OUTCOME_OK) continue;
     std::string reason = row.detail().substr(0, row.detail().find('\n'));
     if (reason.empty()) reason = "(no detail recorded)";
+    // Keyed by label, not enum value: groups of one size stay in the text's alphabetical order.
     RejectedGroup& g = groups[{OutcomeLabel(row.outcome()), reason}];
     if (g.count++ == 0) {
-      g.outcome = OutcomeLabel(row.outcome());
+      g.outcome = row.outcome();
       g.reason = reason;
-      g.example = FormatParams(ParamsOf(row));
+      g.example = ParamsOf(row);
     }
   }
   std::vector<RejectedGroup> out;
@@ -85,18 +86,46 @@ std::string RejectedSummary(const std::vector<pb::Measurement>& rows) {
   Table table({"outcome", "count", "reason", "e.g."});
   for (const auto& g : groups) {
     std::string reason = g.reason.size() > 90 ? g.reason.substr(0, 87) + "..." : g.reason;
-    table.Add({g.outcome, std::to_string(g.count), reason, g.example});
+    table.Add({OutcomeLabel(g.outcome), std::to_string(g.count), reason, FormatParams(g.example)});
   }
   return absl::StrCat("rejected: ", total, " candidates\n", table.Render());
 }
 
-nlohmann::ordered_json RejectedJson(const std::vector<pb::Measurement>& rows) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& g : Rejected(rows)) {
-    out.push_back(
-        {{"outcome", g.outcome}, {"reason", g.reason}, {"count", g.count}, {"example", g.example}});
+namespace {
+
+void AddRejected(const std::vector<pb::Measurement>& rows,
+                 google::protobuf::RepeatedPtrField<pb::RejectedGroup>* out) {
+  for (const RejectedGroup& g : Rejected(rows)) {
+    pb::RejectedGroup* group = out->Add();
+    group->set_outcome(g.outcome);
+    group->set_reason(g.reason);
+    group->set_count(g.count);
+    for (const auto& [name, value] : g.example) (*group->mutable_example())[name] = value;
   }
-  return out;
+}
+
+}  // namespace
+
+pb::ResultsReport ResultsReportOf(const pb::Problem& problem,
+                                  const pb::ListResultsResponse& response) {
+  pb::ResultsReport report;
+  *report.mutable_problem() = problem;
+  report.set_device_model(response.device_model());
+  *report.mutable_rows() = response.rows();
+  const std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
+  AddRejected(rows, report.mutable_rejected());
+  return report;
+}
+
+pb::SweepReport SweepReportOf(const pb::JobProgress& job, const pb::ListResultsResponse& results,
+                              int top) {
+  pb::SweepReport report;
+  *report.mutable_job() = job;
+  report.set_device_model(results.device_model());
+  const std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
+  for (const pb::Measurement* row : Ranked(rows, top)) *report.add_top() = *row;
+  AddRejected(rows, report.mutable_rejected());
+  return report;
 }
 
 }  // namespace cutune::cli

@@ -1,13 +1,14 @@
 // How measurement rows are shown: the ranked table of the fastest valid candidates and the
-// summary of rejected ones by outcome and reason. Shared by `results`, `sweep` and `report`.
+// summary of rejected ones by outcome and reason, as text and as the --json reports of
+// proto/cutune/v1/cli.proto. Shared by `results`, `sweep` and `report`.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "cutune/v1/cli.pb.h"
 #include "cutune/v1/cutune.pb.h"
-#include "nlohmann/json.hpp"
 #include "server/core/types.h"
 
 namespace cutune::cli {
@@ -27,14 +28,20 @@ std::vector<const pb::Measurement*> Ranked(const std::vector<pb::Measurement>& r
 std::string RankedTable(const std::vector<pb::Measurement>& rows, int top);
 
 struct RejectedGroup {
-  std::string outcome;
+  pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
   std::string reason;  // first line of the rows' detail
   int64_t count = 0;
-  std::string example;  // parameters of one such candidate
+  Params example;      // parameters of one such candidate
 };
 // Rows that are not ok, grouped by outcome and reason, largest group first.
 std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows);
 std::string RejectedSummary(const std::vector<pb::Measurement>& rows);
-nlohmann::ordered_json RejectedJson(const std::vector<pb::Measurement>& rows);
+
+// `results --json`: every row of `response` and the rejected groups.
+pb::ResultsReport ResultsReportOf(const pb::Problem& problem,
+                                  const pb::ListResultsResponse& response);
+// `sweep --json`: the job's last progress, the `top` fastest ok rows and the rejected groups.
+pb::SweepReport SweepReportOf(const pb::JobProgress& job, const pb::ListResultsResponse& results,
+                              int top);
 
 }  // namespace cutune::cli

@@ -8,23 +8,19 @@
 #include "absl/strings/str_join.h"
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
+#include "client/cli/json.h"
 #include "client/cli/render.h"
+#include "cutune/v1/cli.pb.h"
 #include "kernels/family.h"
-#include "nlohmann/json.hpp"
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
+#include "server/service/answer.h"
 #include "server/tuner/compile_space.h"
 
 namespace cutune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
-ordered_json ParamsJson(const Params& params) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [name, value] : params) j[name] = value;
-  return j;
-}
+namespace pb = ::cutune::v1;
 
 int ShowSpace(const std::string& name, bool json) {
   auto family = kernels::GetFamily(name);
@@ -33,25 +29,11 @@ int ShowSpace(const std::string& name, bool json) {
   int64_t valid = 0;
   space.ForEachValid([&](uint64_t, const Params&) { ++valid; });
   if (json) {
-    ordered_json j;
-    j["family"] = std::string((*family)->name());
-    j["description"] = std::string((*family)->description());
-    j["dims"] = (*family)->dims();
-    j["source_hash"] = (*family)->source_hash();
-    j["space_version"] = (*family)->space_version();
-    ordered_json params = ordered_json::array();
-    for (const auto& p : space.parameters()) {
-      params.push_back({{"name", p.name}, {"values", p.values}, {"help", p.help}});
-    }
-    j["parameters"] = params;
-    ordered_json constraints = ordered_json::array();
-    for (const auto& c : space.constraints()) constraints.push_back(c.text);
-    j["constraints"] = constraints;
-    j["cartesian_size"] = space.CartesianSize();
-    j["valid_size"] = valid;
-    j["baseline"] = ParamsJson((*family)->baseline());
-    std::cout << j.dump(2) << "\n";
-    return kExitOk;
+    pb::SpaceReport report;
+    service::FillFamily(**family, report.mutable_family());
+    report.set_space_version((*family)->space_version());
+    report.set_valid_size(valid);
+    return PrintJson(report);
   }
   std::cout << (*family)->name() << ": " << (*family)->description() << "\n"
             << "shape: " << absl::StrJoin((*family)->dims(), " x ") << "\n"
@@ -119,36 +101,37 @@ int CompileSpace(const CompileOptions& options) {
     compile_ms += c.compile_ms;
   }
   if (json) {
-    ordered_json j;
-    j["family"] = std::string((*family)->name());
-    j["arch"] = compiled->arch;
-    ordered_json rows = ordered_json::array();
+    pb::SpaceCompileReport report;
+    report.set_family(std::string((*family)->name()));
+    report.set_arch(compiled->arch);
     for (const auto& c : compiled->candidates) {
-      rows.push_back({{"params", ParamsJson(c.params)},
-                      {"status", std::string(OutcomeName(c.outcome))},
-                      {"registers", c.resources.registers},
-                      {"shared_bytes", c.resources.static_shared_bytes},
-                      {"stack_bytes", c.resources.stack_bytes},
-                      {"spill_store_bytes", c.resources.spill_store_bytes},
-                      {"spill_load_bytes", c.resources.spill_load_bytes},
-                      {"compile_ms", c.compile_ms},
-                      {"cached", c.from_cache},
-                      {"detail", c.detail}});
+      pb::CompiledCandidate* candidate = report.add_candidates();
+      for (const auto& [name, value] : c.params) (*candidate->mutable_params())[name] = value;
+      candidate->set_outcome(service::ToProto(c.outcome));
+      candidate->set_detail(c.detail);
+      candidate->set_registers(c.resources.registers);
+      candidate->set_shared_bytes(c.resources.static_shared_bytes);
+      candidate->set_stack_bytes(c.resources.stack_bytes);
+      candidate->set_spill_store_bytes(c.resources.spill_store_bytes);
+      candidate->set_spill_load_bytes(c.resources.spill_load_bytes);
+      candidate->set_compile_ms(c.compile_ms);
+      candidate->set_cached(c.from_cache);
     }
-    j["candidates"] = rows;
-    ordered_json summary;
-    summary["cartesian_size"] = compiled->cartesian;
-    summary["invalid"] = compiled->invalid;
-    summary["candidates"] = compiled->candidates.size();
-    for (Outcome o : kAllOutcomes) {
-      if (counts[o]) summary[std::string(OutcomeName(o))] = counts[o];
+    pb::SpaceCompileSummary* summary = report.mutable_summary();
+    summary->set_cartesian_size(compiled->cartesian);
+    summary->set_invalid(compiled->invalid);
+    summary->set_candidates(static_cast<int64_t>(compiled->candidates.size()));
+    for (const auto& [outcome, count] : counts) {
+      if (count > 0) {
+        (*summary->mutable_outcome_counts())[pb::Outcome_Name(service::ToProto(outcome))] = count;
+      }
     }
-    summary["spilling"] = spilling;
-    summary["cache_hits"] = cache_hits;
-    summary["compile_ms_total"] = compile_ms;
-    summary["wall_seconds"] = compiled->wall_seconds;
-    j["summary"] = summary;
-    std::cout << j.dump(2) << "\n";
+    summary->set_spilling(spilling);
+    summary->set_cache_hits(cache_hits);
+    summary->set_compile_ms_total(compile_ms);
+    summary->set_wall_seconds(compiled->wall_seconds);
+    summary->set_threads(pool.threads());
+    if (int code = PrintJson(report); code != kExitOk) return code;
   } else {
     Table table({"#", "parameters", "status", "regs", "smem", "stack", "spills", "ms", "note"});
     int index = 0;

@@ -24,8 +24,6 @@
 namespace cutune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
 struct SweepOptions {
   client::ConnectionOptions connection;
   ProblemOptions problem;
@@ -82,6 +80,16 @@ absl::StatusOr<std::vector<std::string>> ReadCandidatesFile(const std::string& p
   return out;
 }
 
+// outcome_counts is keyed by Outcome name; text says "ok 36  pruned 4", in that order.
+std::map<std::string, int64_t> CountsByLabel(const pb::JobProgress& p) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [name, count] : p.outcome_counts()) {
+    pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
+    out[pb::Outcome_Parse(name, &outcome) ? EnumLabel(outcome) : name] += count;
+  }
+  return out;
+}
+
 std::string Suffix(const pb::JobProgress& p) {
   std::string out = absl::StrFormat("ETA %.0fs", p.eta_seconds());
   if (p.has_best() && p.best().time_us() > 0) {
@@ -90,15 +98,15 @@ std::string Suffix(const pb::JobProgress& p) {
       absl::StrAppendFormat(&out, " (%.1f%%)", p.best().percent_of_reference());
     }
   }
-  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
-  for (const auto& [outcome, count] : counts) absl::StrAppend(&out, "  ", outcome, " ", count);
+  for (const auto& [outcome, count] : CountsByLabel(p)) {
+    absl::StrAppend(&out, "  ", outcome, " ", count);
+  }
   return out;
 }
 
 std::string Counts(const pb::JobProgress& p) {
-  std::map<std::string, int64_t> counts(p.outcome_counts().begin(), p.outcome_counts().end());
   std::string out;
-  for (const auto& [outcome, count] : counts) {
+  for (const auto& [outcome, count] : CountsByLabel(p)) {
     absl::StrAppend(&out, out.empty() ? "" : ", ", outcome, " ", count);
   }
   return out.empty() ? "none" : out;
@@ -157,11 +165,8 @@ int Sweep(const SweepOptions& options) {
   }
   const std::string& job_id = started.job_id();
   if (options.no_wait) {
-    if (options.json) {
-      std::cout << ToJson(started).dump(2) << "\n";
-    } else {
-      std::cout << job_id << "\n";
-    }
+    if (options.json) return PrintJson(started);
+    std::cout << job_id << "\n";
     return kExitOk;
   }
   if (!options.json) {
@@ -230,14 +235,9 @@ int Sweep(const SweepOptions& options) {
   std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
   const bool any_ok = !Ranked(rows, 1).empty();
   if (options.json) {
-    ordered_json j;
-    j["job"] = ToJson(last);
-    j["device_model"] = results.device_model();
-    ordered_json top = ordered_json::array();
-    for (const pb::Measurement* row : Ranked(rows, options.top)) top.push_back(ToJson(*row));
-    j["top"] = std::move(top);
-    j["rejected"] = RejectedJson(rows);
-    std::cout << j.dump(2) << "\n";
+    if (int code = PrintJson(SweepReportOf(last, results, options.top)); code != kExitOk) {
+      return code;
+    }
   } else {
     std::cout << absl::StrFormat("%s on %s: %d of %d candidates in %.1f s (%s)\n",
                                  Describe(request.problem()), results.device_model(), last.done(),

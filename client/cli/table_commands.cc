@@ -9,6 +9,7 @@
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
 #include "client/cli/render.h"
+#include "cutune/v1/cli.pb.h"
 #include "server/core/files.h"
 #include "server/core/strings.h"
 #include "server/store/tables.h"
@@ -81,15 +82,74 @@ int Import(const ImportOptions& options) {
     }
     return ReportError(status);
   }
-  if (options.json) {
-    std::cout << ToJson(response).dump(2) << "\n";
-  } else {
-    std::cout << absl::StrFormat(
-        "imported %s: %d winners added, %d replaced, %d kept; %d rows added\n", options.file,
-        response.winners_added(), response.winners_replaced(), response.winners_kept(),
-        response.rows_added());
-  }
+  if (options.json) return PrintJson(response);
+  std::cout << absl::StrFormat(
+      "imported %s: %d winners added, %d replaced, %d kept; %d rows added\n", options.file,
+      response.winners_added(), response.winners_replaced(), response.winners_kept(),
+      response.rows_added());
   return kExitOk;
+}
+
+// `table diff --json`: the store's diff as the TableDiffReport message (the store does not know
+// the API's messages).
+constexpr char kTableDiffFormat[] = "cutune-table-diff";
+constexpr int kTableDiffVersion = 3;
+
+pb::TableDiffEntry::Change ToProto(store::TableDiffEntry::Change change) {
+  using Change = store::TableDiffEntry::Change;
+  switch (change) {
+    case Change::kSame:
+      return pb::TableDiffEntry::CHANGE_SAME;
+    case Change::kTie:
+      return pb::TableDiffEntry::CHANGE_TIE;
+    case Change::kWinnerChanged:
+      return pb::TableDiffEntry::CHANGE_WINNER_CHANGED;
+    case Change::kOnlyInA:
+      return pb::TableDiffEntry::CHANGE_ONLY_IN_A;
+    case Change::kOnlyInB:
+      return pb::TableDiffEntry::CHANGE_ONLY_IN_B;
+  }
+  return pb::TableDiffEntry::CHANGE_UNSPECIFIED;
+}
+
+pb::TableDiffEntry::TieBasis ToProto(store::TableDiffEntry::TieBasis basis) {
+  using Basis = store::TableDiffEntry::TieBasis;
+  switch (basis) {
+    case Basis::kNone:
+      return pb::TableDiffEntry::TIE_BASIS_UNSPECIFIED;
+    case Basis::kInTiesOfA:
+      return pb::TableDiffEntry::TIE_BASIS_IN_TIES_OF_A;
+    case Basis::kInTiesOfB:
+      return pb::TableDiffEntry::TIE_BASIS_IN_TIES_OF_B;
+    case Basis::kTimesTied:
+      return pb::TableDiffEntry::TIE_BASIS_TIMES_TIED;
+  }
+  return pb::TableDiffEntry::TIE_BASIS_UNSPECIFIED;
+}
+
+void ToProto(const Params& params, double time_us, pb::TableDiffEntry::Winner* out) {
+  for (const auto& [name, value] : params) (*out->mutable_params())[name] = value;
+  out->set_time_us(time_us);
+}
+
+pb::TableDiffReport ToProto(const store::TableDiff& diff) {
+  pb::TableDiffReport report;
+  report.set_format(kTableDiffFormat);
+  report.set_version(kTableDiffVersion);
+  for (const store::TableDiffEntry& e : diff.entries) {
+    pb::TableDiffEntry* entry = report.add_entries();
+    entry->set_device_model(e.device_model);
+    entry->set_family(e.family);
+    entry->set_dtype(std::string(DTypeName(e.dtype)));
+    for (int64_t d : e.shape) entry->add_shape(d);
+    entry->set_change(ToProto(e.change));
+    if (e.params_a) ToProto(*e.params_a, e.time_a_us, entry->mutable_a());
+    if (e.params_b) ToProto(*e.params_b, e.time_b_us, entry->mutable_b());
+    entry->set_time_change_percent(e.time_change_percent);
+    entry->set_source_hash_changed(e.source_hash_changed);
+    entry->set_tie_basis(ToProto(e.tie_basis));
+  }
+  return report;
 }
 
 struct DiffOptions {
@@ -112,7 +172,11 @@ int Diff(const DiffOptions& options) {
     if (message.rfind("B: ", 0) == 0) message = absl::StrCat(options.b, ": ", message.substr(3));
     return TableFileError(absl::Status(diff.status().code(), message));
   }
-  std::cout << (options.json ? diff->ToJson() : diff->ToText());
+  if (options.json) {
+    if (int code = PrintJson(ToProto(*diff)); code != kExitOk) return code;
+  } else {
+    std::cout << diff->ToText();
+  }
   if (options.fail_on_regression) {
     auto regressions = diff->Regressions(*options.fail_on_regression);
     if (!options.json && !regressions.empty()) {

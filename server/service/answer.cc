@@ -97,6 +97,26 @@ store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevic
   return query;
 }
 
+pb::Outcome ToProto(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kOk:
+      return pb::OUTCOME_OK;
+    case Outcome::kPruned:
+      return pb::OUTCOME_PRUNED;
+    case Outcome::kCompileFailed:
+      return pb::OUTCOME_COMPILE_FAILED;
+    case Outcome::kOutOfResources:
+      return pb::OUTCOME_OUT_OF_RESOURCES;
+    case Outcome::kFault:
+      return pb::OUTCOME_FAULT;
+    case Outcome::kTimeout:
+      return pb::OUTCOME_TIMEOUT;
+    case Outcome::kWrongAnswer:
+      return pb::OUTCOME_WRONG_ANSWER;
+  }
+  return pb::OUTCOME_UNSPECIFIED;
+}
+
 pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung) {
   switch (rung) {
     case store::LookupRung::kExact:

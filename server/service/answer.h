@@ -65,6 +65,8 @@ void FillLaunchContract(const kernels::KernelFamily& family, const Params& param
 void FillFamily(const kernels::KernelFamily& family, pb::Family* out);
 
 pb::GetBestConfigResponse::Rung ToProto(store::LookupRung rung);
+// The API's outcome (also what `cutune space compile --json` reports).
+pb::Outcome ToProto(Outcome outcome);
 
 // The kernel families' admission rules in the form the store takes: every table imported and
 // every stored winner served passes them.

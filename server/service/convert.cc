@@ -12,33 +12,14 @@ grpc::Status ToGrpc(const absl::Status& status) {
   return {static_cast<grpc::StatusCode>(status.code()), std::move(message)};
 }
 
-pb::Outcome ToProto(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kOk:
-      return pb::OUTCOME_OK;
-    case Outcome::kPruned:
-      return pb::OUTCOME_PRUNED;
-    case Outcome::kCompileFailed:
-      return pb::OUTCOME_COMPILE_FAILED;
-    case Outcome::kOutOfResources:
-      return pb::OUTCOME_OUT_OF_RESOURCES;
-    case Outcome::kFault:
-      return pb::OUTCOME_FAULT;
-    case Outcome::kTimeout:
-      return pb::OUTCOME_TIMEOUT;
-    case Outcome::kWrongAnswer:
-      return pb::OUTCOME_WRONG_ANSWER;
-  }
-  return pb::OUTCOME_UNSPECIFIED;
-}
-
 void ToProto(const Measurement& m, pb::Measurement* out) {
   for (const auto& [name, value] : m.params) (*out->mutable_params())[name] = value;
   out->set_outcome(ToProto(m.outcome));
   out->set_detail(m.detail);
   out->set_registers(m.resources.registers);
   out->set_shared_bytes(m.resources.static_shared_bytes);
-  out->set_spill_bytes(m.resources.spill_store_bytes + m.resources.spill_load_bytes);
+  out->set_spill_store_bytes(m.resources.spill_store_bytes);
+  out->set_spill_load_bytes(m.resources.spill_load_bytes);
   out->set_samples(m.timing.samples);
   out->set_time_us(m.timing.median_us);
   out->set_rel_spread(m.timing.rel_spread);
@@ -74,7 +55,7 @@ void ToProto(const JobSnapshot& job, pb::JobProgress* out) {
   out->set_done(job.progress.done);
   out->set_total(job.progress.total);
   for (const auto& [outcome, count] : job.progress.counts) {
-    (*out->mutable_outcome_counts())[std::string(OutcomeName(outcome))] = count;
+    (*out->mutable_outcome_counts())[pb::Outcome_Name(ToProto(outcome))] = count;
   }
   if (job.progress.best) ToProto(*job.progress.best, out->mutable_best());
   if (job.latest) ToProto(*job.latest, out->mutable_latest());

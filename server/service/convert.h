@@ -6,6 +6,7 @@
 #include "cutune/v1/cutune.pb.h"
 #include "grpcpp/support/status.h"
 #include "server/core/types.h"
+#include "server/service/answer.h"  // ToProto(Outcome)
 #include "server/service/job_manager.h"
 
 namespace cutune::service {
@@ -13,7 +14,6 @@ namespace cutune::service {
 namespace pb = ::cutune::v1;
 
 grpc::Status ToGrpc(const absl::Status& status);
-pb::Outcome ToProto(Outcome outcome);
 void ToProto(const Measurement& m, pb::Measurement* out);
 void ToProto(const JobSnapshot& job, pb::JobProgress* out);
 

@@ -1,4 +1,5 @@
-// Tuning table diff: two tables compared per key, and the text and JSON renderings.
+// Tuning table diff: two tables compared per key, and the text rendering (the CLI prints the
+// JSON one from the TableDiff, client/cli/table_commands.cc).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -9,13 +10,10 @@
 #include "server/core/strings.h"
 #include "server/core/ties.h"
 #include "server/store/row_json.h"
-#include "server/store/table_json.h"
 #include "server/store/tables.h"
 
 namespace cutune::store {
 
-using internal::Json;
-using internal::ParamsJson;
 using internal::Round;
 
 std::string_view TableChangeName(TableDiffEntry::Change change) {
@@ -30,20 +28,6 @@ std::string_view TableChangeName(TableDiffEntry::Change change) {
       return "only_in_a";
     case TableDiffEntry::Change::kOnlyInB:
       return "only_in_b";
-  }
-  return "?";
-}
-
-std::string_view TieBasisName(TableDiffEntry::TieBasis basis) {
-  switch (basis) {
-    case TableDiffEntry::TieBasis::kNone:
-      return "";
-    case TableDiffEntry::TieBasis::kInTiesOfA:
-      return "in_ties_of_a";
-    case TableDiffEntry::TieBasis::kInTiesOfB:
-      return "in_ties_of_b";
-    case TableDiffEntry::TieBasis::kTimesTied:
-      return "times_tied";
   }
   return "?";
 }
@@ -124,7 +108,8 @@ absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view j
                        ? TableDiffEntry::Change::kWinnerChanged
                        : TableDiffEntry::Change::kTie;
       }
-      e.time_change_percent = (e.time_b_us - e.time_a_us) / e.time_a_us * 100.0;
+      // Six significant digits, like the times it comes from (reports print it as it is).
+      e.time_change_percent = Round((e.time_b_us - e.time_a_us) / e.time_a_us * 100.0);
       e.source_hash_changed = wa->provenance.source_hash != wb->provenance.source_hash;
     }
     diff.entries.push_back(std::move(e));
@@ -207,35 +192,6 @@ std::string TableDiff::ToText() const {
     out += "\n";
   }
   return out;
-}
-
-std::string TableDiff::ToJson() const {
-  Json entries_json = Json::array();
-  for (const TableDiffEntry& e : entries) {
-    Json j{{"device_model", e.device_model},
-           {"family", e.family},
-           {"dtype", std::string(DTypeName(e.dtype))},
-           {"shape", e.shape},
-           {"change", std::string(TableChangeName(e.change))}};
-    if (e.params_a) {
-      j["a"] = Json{{"params", ParamsJson(*e.params_a)}, {"time_us", Round(e.time_a_us)}};
-    }
-    if (e.params_b) {
-      j["b"] = Json{{"params", ParamsJson(*e.params_b)}, {"time_us", Round(e.time_b_us)}};
-    }
-    if (e.params_a && e.params_b) {
-      j["time_change_percent"] = Round(e.time_change_percent);
-      j["source_hash_changed"] = e.source_hash_changed;
-    }
-    if (e.change == TableDiffEntry::Change::kTie) {
-      j["tie"] = std::string(TieBasisName(e.tie_basis));
-    }
-    entries_json.push_back(std::move(j));
-  }
-  const Json diff{{"format", "cutune-table-diff"},
-                  {"version", kTableDiffVersion},
-                  {"entries", std::move(entries_json)}};
-  return diff.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace cutune::store

@@ -99,18 +99,12 @@ struct TableDiff {
   bool HasChanges() const;
   // Keys present in both whose time grew by more than `threshold_percent`.
   std::vector<const TableDiffEntry*> Regressions(double threshold_percent) const;
+  // One line per key; `cutune table diff --json` prints the TableDiffReport message instead.
   std::string ToText() const;
-  std::string ToJson() const;
 };
-
-// The version of TableDiff::ToJson's output ("format": "cutune-table-diff"); 2 added the
-// change "tie" and the entry field "tie".
-inline constexpr int kTableDiffVersion = 2;
 
 absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view json_b);
 
 std::string_view TableChangeName(TableDiffEntry::Change change);  // "same", "tie", ...
-// "in_ties_of_a", "in_ties_of_b", "times_tied"; "" for kNone.
-std::string_view TieBasisName(TableDiffEntry::TieBasis basis);
 
 }  // namespace cutune::store

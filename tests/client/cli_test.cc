@@ -6,15 +6,19 @@
 #include <map>
 #include <set>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/report.h"
+#include "cutune/v1/cli.pb.h"
+#include "cutune/v1/cutune.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/family.h"
 #include "nlohmann/json.hpp"
 #include "server/tuner/strategy.h"
 #include "tests/client/harness.h"
+#include "tests/client/json_dialect.h"
 #include "tests/client/png.h"
 
 namespace cutune::testing {
@@ -25,6 +29,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::StartsWith;
 using Json = nlohmann::json;
+namespace pb = ::cutune::v1;
 
 constexpr int kOk = 0, kFailure = 1, kUsage = 2, kUnavailable = 3, kNotFound = 4, kDiff = 6,
               kDenied = 7;
@@ -141,6 +146,7 @@ TEST_F(CliTest, DevicesOnATableServer) {
   EXPECT_THAT(r.out, HasSubstr("no GPU: serving tables only"));
   RunResult j = Run({"devices", "--json"});
   ASSERT_EQ(j.exit_code, kOk) << j.err;
+  EXPECT_TRUE(InJsonDialect<pb::ListDevicesResponse>(j.out));
   Json parsed = Json::parse(j.out);
   EXPECT_TRUE(parsed["devices"].empty());
   EXPECT_FALSE(parsed["no_gpu_reason"].get<std::string>().empty());
@@ -165,11 +171,15 @@ TEST_F(CliTest, GetNearestShapeSaysHowFar) {
               HasSubstr("nearest shape (tuned for 8192x8192 on NVIDIA H200; distance 1.00)"));
   RunResult j = Run({"get", "matmul", "--shape", "4096x4096x4096", "--json"});
   ASSERT_EQ(j.exit_code, kOk) << j.err;
+  EXPECT_TRUE(InJsonDialect<pb::GetBestConfigResponse>(j.out));
   Json parsed = Json::parse(j.out);
   EXPECT_EQ(parsed["rung"], "RUNG_EXACT");
-  EXPECT_EQ(parsed["params"]["bm"], 128);
-  EXPECT_EQ(parsed["tuned_shape"], Json::array({4096, 4096, 4096}));
+  EXPECT_EQ(parsed["params"]["bm"], "128");  // int64: a string, as in every protobuf JSON
+  EXPECT_EQ(parsed["tuned_shape"], Json::array({"4096", "4096", "4096"}));
   EXPECT_DOUBLE_EQ(parsed["time_us"].get<double>(), 2870.0);
+  EXPECT_EQ(parsed["problem"]["shape"], parsed["tuned_shape"]);  // the asked shape, echoed
+  EXPECT_EQ(parsed["launch"]["kernel"], "cutune_kernel");
+  EXPECT_EQ(parsed["source"], "");  // not asked for
 }
 
 TEST_F(CliTest, GetWritesSourceAndCubin) {
@@ -181,6 +191,20 @@ TEST_F(CliTest, GetWritesSourceAndCubin) {
   EXPECT_THAT(ReadFileOrDie(source), HasSubstr("cutune_kernel"));
   EXPECT_THAT(ReadFileOrDie(cubin), StartsWith("\x7f"
                                                "ELF"));
+
+  // With --json the files are written as well, and the JSON is the answer as it came: the
+  // source and the cubin (base64) themselves, never the paths they went to.
+  RunResult j = Run({"get", "transpose", "--shape", "8192x8192", "--source", source.string(),
+                     "--cubin", cubin.string(), "--json"});
+  ASSERT_EQ(j.exit_code, kOk) << j.err;
+  EXPECT_TRUE(InJsonDialect<pb::GetBestConfigResponse>(j.out));
+  const pb::GetBestConfigResponse answer = ParseJsonAs<pb::GetBestConfigResponse>(j.out);
+  EXPECT_EQ(answer.source(), ReadFileOrDie(source));
+  EXPECT_EQ(answer.cubin(), ReadFileOrDie(cubin));
+  EXPECT_EQ(Json::parse(j.out)["cubin"], absl::Base64Escape(ReadFileOrDie(cubin)));
+  EXPECT_THAT(j.out, Not(HasSubstr(source.string())));
+  EXPECT_THAT(j.err, AllOf(HasSubstr("wrote source to " + source.string()),
+                           HasSubstr(") to " + cubin.string())));
 }
 
 TEST_F(CliTest, UnknownFamilyIsNotFoundInOneLine) {
@@ -211,6 +235,7 @@ TEST_F(CliTest, JobsAndCancel) {
   EXPECT_EQ(jobs.out, "no jobs\n");
   RunResult json = Run({"jobs", "--json"});
   ASSERT_EQ(json.exit_code, kOk);
+  EXPECT_TRUE(InJsonDialect<pb::ListJobsResponse>(json.out));
   EXPECT_TRUE(Json::parse(json.out)["jobs"].empty());
   RunResult cancel = Run({"cancel", "no-such-job"});
   EXPECT_EQ(cancel.exit_code, kNotFound);
@@ -244,12 +269,23 @@ TEST_F(CliTest, ResultsRankedTableAndRejectedByReason) {
 
   RunResult json = Run({"results", "transpose", "--shape", "8192x8192", "--json"});
   ASSERT_EQ(json.exit_code, kOk);
+  EXPECT_TRUE(InJsonDialect<pb::ResultsReport>(json.out));
   Json parsed = Json::parse(json.out);
   EXPECT_EQ(parsed["rows"].size(), 36u);
   EXPECT_EQ(parsed["device_model"], "NVIDIA H200");
-  int64_t rejected = 0;
-  for (const Json& g : parsed["rejected"]) rejected += g["count"].get<int64_t>();
-  EXPECT_EQ(rejected, 7);
+  EXPECT_EQ(parsed["problem"]["family"], "transpose");
+  // One enum spelling: rows and rejected groups both say OUTCOME_*.
+  EXPECT_EQ(parsed["rows"][0]["outcome"], "OUTCOME_OK");
+  std::map<std::string, int64_t> rejected;
+  for (const Json& g : parsed["rejected"]) {
+    rejected[g["outcome"].get<std::string>()] += std::stoll(g["count"].get<std::string>());
+  }
+  EXPECT_EQ(rejected,
+            (std::map<std::string, int64_t>{{"OUTCOME_PRUNED", 6}, {"OUTCOME_WRONG_ANSWER", 1}}));
+  // Spills under the names the store, the tables and `space compile` use.
+  EXPECT_TRUE(parsed["rows"][0].contains("spill_store_bytes"));
+  EXPECT_TRUE(parsed["rows"][0].contains("spill_load_bytes"));
+  EXPECT_FALSE(parsed["rows"][0].contains("spill_bytes"));
 }
 
 // --- tables
@@ -279,6 +315,7 @@ TEST_F(CliTest, TableExportImportDiffRoundTrip) {
   EXPECT_TRUE(OneErrorLine(conflict, "ALREADY_EXISTS"));
   RunResult newer = Run({"table", "import", slower, "--policy", "keep-newer", "--json"});
   ASSERT_EQ(newer.exit_code, kOk) << newer.err;
+  EXPECT_TRUE(InJsonDialect<pb::ImportTableResponse>(newer.out));
   Json stats = Json::parse(newer.out);
   EXPECT_EQ(stats["winners_added"], 1);
   EXPECT_EQ(stats["winners_replaced"], 1);
@@ -363,7 +400,26 @@ TEST_F(CliTest, TableDiffExitCodes) {
   EXPECT_EQ(RunLocal({"table", "diff", a, a}).exit_code, kOk);
   RunResult json = RunLocal({"table", "diff", a, b, "--json"});
   EXPECT_EQ(json.exit_code, kDiff);
-  EXPECT_TRUE(Json::accept(json.out)) << json.out;
+  EXPECT_TRUE(InJsonDialect<pb::TableDiffReport>(json.out));
+  Json diff = Json::parse(json.out);
+  EXPECT_EQ(diff["format"], "cutune-table-diff");
+  EXPECT_EQ(diff["version"], 3);
+  std::map<std::string, std::string> changes;  // shape -> change
+  for (const Json& e : diff["entries"]) {
+    changes[e["shape"].dump()] = e["change"].get<std::string>();
+  }
+  EXPECT_EQ(changes[R"(["8192","8192"])"], "CHANGE_WINNER_CHANGED");
+  EXPECT_EQ(changes[R"(["4096","4096"])"], "CHANGE_ONLY_IN_B");
+  EXPECT_EQ(changes[R"(["4096","4096","4096"])"], "CHANGE_SAME");
+  for (const Json& e : diff["entries"]) {
+    if (e["change"] == "CHANGE_ONLY_IN_B") {
+      EXPECT_FALSE(e.contains("a"));  // the table without the key has no winner
+    } else if (e["change"] == "CHANGE_WINNER_CHANGED") {
+      EXPECT_EQ(e["a"]["params"]["rows"], "8");
+      EXPECT_EQ(e["b"]["params"]["rows"], "4");
+      EXPECT_DOUBLE_EQ(e["time_change_percent"].get<double>(), 11.997);
+    }
+  }
   RunResult bad = RunLocal({"table", "diff", a, (AssetsDir() / "bad_table.json").string()});
   EXPECT_EQ(bad.exit_code, kFailure);
   EXPECT_TRUE(OneErrorLine(bad, "INVALID_ARGUMENT"));
@@ -391,7 +447,11 @@ TEST_F(CliTest, TableDiffReportsATieWithoutFailing) {
   EXPECT_THAT(tie.out, HasSubstr("(+0.30%) | in A's ties\n"));
   RunResult json = RunLocal({"table", "diff", a_path, b_path, "--json"});
   EXPECT_EQ(json.exit_code, kOk);
-  EXPECT_EQ(Json::parse(json.out)["entries"][1]["tie"], "in_ties_of_a");
+  EXPECT_TRUE(InJsonDialect<pb::TableDiffReport>(json.out));
+  Json entries = Json::parse(json.out)["entries"];
+  EXPECT_EQ(entries[1]["change"], "CHANGE_TIE");
+  EXPECT_EQ(entries[1]["tie_basis"], "TIE_BASIS_IN_TIES_OF_A");
+  EXPECT_EQ(entries[0]["tie_basis"], "TIE_BASIS_UNSPECIFIED");  // not a tie
 
   // A real change next to the tie still fails the diff.
   b["devices"][0]["winners"][1]["params"]["rows"] = 4;
@@ -411,14 +471,23 @@ TEST_F(CliTest, SpaceShowAndCompile) {
   EXPECT_THAT(show.out, AllOf(HasSubstr("tile"), HasSubstr("constraints:"), HasSubstr("valid")));
   RunResult json = RunLocal({"space", "show", "matmul", "--json"});
   ASSERT_EQ(json.exit_code, kOk);
-  EXPECT_EQ(Json::parse(json.out)["family"], "matmul");
+  EXPECT_TRUE(InJsonDialect<pb::SpaceReport>(json.out));
+  Json space = Json::parse(json.out);
+  EXPECT_EQ(space["family"]["name"], "matmul");  // the Family that ListFamilies answers
+  EXPECT_EQ(space["family"]["dims"], Json::array({"M", "N", "K"}));
+  EXPECT_GT(std::stoll(space["valid_size"].get<std::string>()), 0);
   EXPECT_EQ(RunLocal({"space", "show", "foo"}).exit_code, kNotFound);
 
   RunResult compile = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--json"},
                                {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
   ASSERT_EQ(compile.exit_code, kOk) << compile.err;
+  EXPECT_TRUE(InJsonDialect<pb::SpaceCompileReport>(compile.out));
   Json compiled = Json::parse(compile.out);
-  EXPECT_GT(compiled["summary"]["ok"].get<int>(), 10);
+  EXPECT_GT(std::stoll(compiled["summary"]["outcome_counts"]["OUTCOME_OK"].get<std::string>()), 10);
+  const Json& first = compiled["candidates"][0];
+  EXPECT_EQ(first["outcome"], "OUTCOME_OK");
+  EXPECT_TRUE(first.contains("spill_store_bytes"));
+  EXPECT_TRUE(first.contains("spill_load_bytes"));
   EXPECT_EQ(compile.err.find("\033[K"), std::string::npos);  // no bar when not a terminal
 }
 

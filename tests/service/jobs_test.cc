@@ -81,7 +81,7 @@ TEST(JobsTest, SweepRunsToTheEndAndAnswersLookups) {
   ASSERT_EQ(done.state(), pb::JobProgress::STATE_SUCCEEDED) << done.error();
   EXPECT_EQ(done.done(), 4);
   EXPECT_EQ(done.total(), 4);
-  EXPECT_EQ(done.outcome_counts().at("ok"), 4);
+  EXPECT_EQ(done.outcome_counts().at("OUTCOME_OK"), 4);
   EXPECT_EQ(done.problem().family(), "transpose");
   ASSERT_TRUE(done.has_best());
   // Progress streamed per candidate, never going backwards.

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """A cutune client in Python (Debian's python3-grpcio), proving the API works from another language.
 
-Generates stubs from proto/cutune/v1/cutune.proto with protoc and grpc_python_plugin, starts the
+Generates stubs from proto/cutune/v1/cutune.proto (and cli.proto) with protoc and grpc_python_plugin, starts the
 real cutuned as a table server (no GPU: a worker that reports "no CUDA driver"; the fixture tables
 imported with --tables), and calls ListFamilies, ListDevices, GetBestConfig, ExportTable and an
-RPC that must fail with NOT_FOUND. Run by ctest (label service) with /usr/bin/python3.
+RPC that must fail with NOT_FOUND; and reads `cutune ... --json` back with json_format (the CLI
+prints protobuf's JSON mapping). Run by ctest (label service) with /usr/bin/python3.
 """
 
 import argparse
@@ -24,7 +25,8 @@ def generate_stubs(out_dir):
     subprocess.run(
         [ARGS.protoc, f"-I{ARGS.proto_dir}", f"--python_out={out_dir}", f"--grpc_out={out_dir}",
          f"--plugin=protoc-gen-grpc={ARGS.grpc_python_plugin}",
-         os.path.join(ARGS.proto_dir, "cutune/v1/cutune.proto")],
+         os.path.join(ARGS.proto_dir, "cutune/v1/cutune.proto"),
+         os.path.join(ARGS.proto_dir, "cutune/v1/cli.proto")],
         check=True)
     sys.path.insert(0, out_dir)
 
@@ -34,8 +36,10 @@ class TableServerTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory(prefix="cutune-py-")
         generate_stubs(cls.tmp.name)
-        global grpc, pb, pb_grpc
+        global grpc, json_format, pb, pb_grpc, cli_pb
         import grpc
+        from google.protobuf import json_format
+        from cutune.v1 import cli_pb2 as cli_pb
         from cutune.v1 import cutune_pb2 as pb
         from cutune.v1 import cutune_pb2_grpc as pb_grpc
 
@@ -44,6 +48,7 @@ class TableServerTest(unittest.TestCase):
             f.write(f'#!/bin/sh\nexec {ARGS.fake_worker} "$@" --fail-start\n')
         os.chmod(worker, 0o755)
         socket = os.path.join(cls.tmp.name, "cutuned.sock")
+        cls.server = f"unix:{socket}"
         cls.log = open(os.path.join(cls.tmp.name, "cutuned.log"), "w+")
         cls.daemon = subprocess.Popen(
             [ARGS.cutuned, "--listen", f"unix:{socket}", "--db", os.path.join(cls.tmp.name, "t.db"),
@@ -126,6 +131,26 @@ class TableServerTest(unittest.TestCase):
         with open(os.path.join(ARGS.tables, "fixture_h200.json")) as f:
             self.assertEqual(reply.json, f.read())
 
+    def cutune(self, *args):
+        run = subprocess.run([ARGS.cutune, *args], capture_output=True, text=True, timeout=60)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run.stdout
+
+    def test_cli_json_parses_back_into_the_messages(self):
+        server = ["--server", self.server, "--json"]
+        answer = json_format.Parse(
+            self.cutune("get", "transpose", "--shape", "8192x8192", "--model", "NVIDIA H200",
+                        *server),
+            pb.GetBestConfigResponse())
+        self.assertEqual(answer, self.lookup([8192, 8192]))
+        devices = json_format.Parse(self.cutune("devices", *server), pb.ListDevicesResponse())
+        self.assertEqual(devices, self.stub.ListDevices(pb.ListDevicesRequest(), timeout=10))
+        space = json_format.Parse(self.cutune("space", "show", "matmul", "--json"),
+                                  cli_pb.SpaceReport())
+        families = self.stub.ListFamilies(pb.ListFamiliesRequest(), timeout=10).families
+        self.assertEqual(space.family, next(f for f in families if f.name == "matmul"))
+        self.assertGreater(space.valid_size, 0)
+
     def test_errors_carry_grpc_codes(self):
         with self.assertRaises(grpc.RpcError) as caught:
             self.stub.GetBestConfig(
@@ -148,8 +173,8 @@ class TableServerTest(unittest.TestCase):
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    for flag in ("--cutuned", "--fake-worker", "--protoc", "--grpc-python-plugin", "--proto-dir",
-                 "--tables"):
+    for flag in ("--cutuned", "--cutune", "--fake-worker", "--protoc", "--grpc-python-plugin",
+                 "--proto-dir", "--tables"):
         parser.add_argument(flag, required=True)
     ARGS, rest = parser.parse_known_args()
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -644,12 +644,6 @@ TEST(TablesTest, DiffCallsAWinnerChangedToATiedConfigurationATie) {
                               "times tied\n"));
   EXPECT_THAT(text, HasSubstr("8192x8192 | winner_changed | tile=32 -> tile=64 | "
                               "100 -> 90 us (-10.00%)\n"));
-  Json json = Json::parse(diff->ToJson());
-  EXPECT_EQ(json["entries"][0]["change"], "tie");
-  EXPECT_EQ(json["entries"][0]["tie"], "in_ties_of_a");
-  EXPECT_EQ(json["entries"][1]["tie"], "in_ties_of_b");
-  EXPECT_EQ(json["entries"][2]["tie"], "times_tied");
-  EXPECT_FALSE(json["entries"][3].contains("tie"));
 
   // Without the real change, the tables do not differ.
   winners_b[0] = winners_a[0];
@@ -706,7 +700,7 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_TRUE(swapped.source_hash_changed);
   const TableDiffEntry& slower = diff->entries[3];
   EXPECT_EQ(slower.change, TableDiffEntry::Change::kSame);
-  EXPECT_NEAR(slower.time_change_percent, 10.0, 1e-9);
+  EXPECT_EQ(slower.time_change_percent, 10.0);  // six significant digits
 
   std::vector<const TableDiffEntry*> regressions = diff->Regressions(5.0);
   ASSERT_EQ(regressions.size(), 1u);
@@ -719,13 +713,8 @@ TEST(TablesTest, DiffReportsChangedWinnersTimesAndOneSidedKeys) {
   EXPECT_THAT(text, HasSubstr("transpose f32 4096x4096 | winner_changed | tile=32 -> tile=64 | "
                               "100 -> 80 us (-20.00%) | source changed"));
   EXPECT_THAT(text, HasSubstr("8192x8192 | same | tile=32 | 100 -> 110 us (+10.00%)"));
-  Json json = Json::parse(diff->ToJson());
-  EXPECT_EQ(json["entries"][2]["change"], "winner_changed");
-  EXPECT_EQ(json["entries"][2]["b"]["params"]["tile"], 64);
-  EXPECT_EQ(json["entries"][3]["time_change_percent"], 10.0);
-  EXPECT_FALSE(json["entries"][0].contains("b"));
-  EXPECT_EQ(json["version"], 2);
-  EXPECT_FALSE(json["entries"][2].contains("tie"));
+  EXPECT_FALSE(diff->entries[0].params_b.has_value());
+  EXPECT_EQ(swapped.tie_basis, TableDiffEntry::TieBasis::kNone);
   EXPECT_TRUE(diff->HasChanges());
 
   absl::StatusOr<TableDiff> bad = DiffTables(a.dump(), "{}");
