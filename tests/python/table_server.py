@@ -4,6 +4,7 @@ tests/service/python_client_test.py. Answers come from the tables imported with 
 
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -31,11 +32,19 @@ class TableServer:
         self._log = open(os.path.join(tmp, "cutuned.log"), "w+")
         self._process = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
-        # The socket appears once the daemon listens (tables are imported before that).
-        while not os.path.exists(self.socket):
+        # Ready once a connection is accepted: the socket file appears at bind, before listen.
+        while not self._accepts():
             if self._process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"cutuned did not start:\n{self.stop(check=False)}")
             time.sleep(0.02)
+
+    def _accepts(self):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(self.socket)
+                return True
+            except OSError:
+                return False
 
     def stop(self, check=True):
         """Stops the daemon (SIGTERM) and returns its log; raises if it did not exit 0."""
