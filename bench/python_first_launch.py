@@ -21,6 +21,7 @@ a raw CuPy launch of the same loaded kernel (median of many, not synchronized).
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -141,8 +142,9 @@ def main():
             rows.append(("daemon (warm)", daemon))
             cold, warm = [], []
             for i in range(args.repeat):
-                for f in os.listdir(cache):
-                    os.remove(os.path.join(cache, f))
+                for f in os.listdir(cache):  # cold: every cubin gone, the python/ folder too
+                    path = os.path.join(cache, f)
+                    shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
                 spec = {"shape": shape, "small": small, "server": nowhere, "table": args.table}
                 cold.append(run_child(spec, env))
                 warm.append(run_child(spec, env))

@@ -5,6 +5,7 @@
 #include "absl/strings/str_join.h"
 #include "server/compiler/cache.h"
 #include "server/compiler/compiler.h"
+#include "server/core/strings.h"
 #include "server/tuner/candidate.h"
 
 namespace cutune::service {
@@ -70,7 +71,7 @@ absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const st
   }
   if (!model.empty()) {
     return absl::NotFoundError(absl::StrCat(
-        "no GPU and no tuning data for device model '", model, "' (",
+        "no GPU and no tuning data for device model ", Quoted(model), " (",
         names.empty() ? std::string("no tables imported")
                       : absl::StrCat("tables hold: ", absl::StrJoin(names, ", ")),
         ")"));
