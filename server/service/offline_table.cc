@@ -28,7 +28,9 @@ absl::StatusOr<std::unique_ptr<OfflineTable>> OfflineTable::Open(const std::stri
     std::filesystem::remove_all(dir, ignored);
     return s;
   };
-  auto store = store::Store::Open(dir + "/table.db", StoreRules());
+  store::StoreOptions options = StoreRules();
+  options.durable = false;  // thrown away with this object: no fsync
+  auto store = store::Store::Open(dir + "/table.db", options);
   if (!store.ok()) return cleanup_on_error(store.status());
   auto stats = store::ImportTable(**store, *text, ImportRules(store::MergePolicy::kKeepFaster));
   if (!stats.ok()) {

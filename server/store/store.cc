@@ -155,7 +155,9 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
                                                         "'); is it on a network file system?"));
     }
   }
-  if (absl::Status s = writer->Exec("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON");
+  if (absl::Status s = writer->Exec(options.durable
+                                        ? "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON"
+                                        : "PRAGMA synchronous = OFF; PRAGMA foreign_keys = ON");
       !s.ok()) {
     return s;
   }

@@ -119,6 +119,9 @@ using EfficiencyFn = std::function<double(std::string_view family, const Params&
 struct StoreOptions {
   // Empty: every stored winner and row is trusted.
   EntryValidator validator = {};
+  // false: no fsync (synchronous = OFF), for a store thrown away with its process (an offline
+  // table's); a crash may then lose or corrupt it.
+  bool durable = true;
   EfficiencyFn efficiency = {};
 };
 
