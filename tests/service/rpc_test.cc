@@ -353,16 +353,21 @@ TEST_F(AuthTest, ReadTokenLooksUpButMayNotTuneCancelOrImport) {
 // The shipped H200 table carries portfolios: a table server answers a shape outside its grid
 // with PREDICTED, says how good the answer is expected to be, and labels where its figures were
 // measured; a grid shape stays EXACT, measured at the asked shape.
-TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
-  TestServer server;
-  pb::Tuner::Stub& stub = server.stub();
+// Imports tables/nvidia-h200.json, the shipped H200 table.
+void ImportShipped(pb::Tuner::Stub& stub, pb::ImportTableResponse* imported) {
   std::ifstream in(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json");
   std::stringstream text;
   text << in.rdbuf();
   pb::ImportTableRequest import;
   import.set_json(text.str());
+  ASSERT_TRUE(stub.ImportTable(Context().get(), import, imported).ok());
+}
+
+TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
   pb::ImportTableResponse imported;
-  ASSERT_TRUE(stub.ImportTable(Context().get(), import, &imported).ok());
+  ASSERT_NO_FATAL_FAILURE(ImportShipped(stub, &imported));
   EXPECT_GT(imported.winners_added(), 100);
 
   for (const auto& [family, shape] : std::vector<std::pair<std::string, std::vector<int64_t>>>{
@@ -394,13 +399,8 @@ TEST(RpcTest, TheShippedTableAnswersUntunedShapesPredicted) {
 TEST(RpcTest, EveryAnswerCarriesItsLaunchContract) {
   TestServer server;
   pb::Tuner::Stub& stub = server.stub();
-  std::ifstream in(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  pb::ImportTableRequest import;
-  import.set_json(text.str());
   pb::ImportTableResponse imported;
-  ASSERT_TRUE(stub.ImportTable(Context().get(), import, &imported).ok());
+  ASSERT_NO_FATAL_FAILURE(ImportShipped(stub, &imported));
 
   int split = 0, answers = 0;
   for (const auto& [family, path] : std::vector<std::pair<std::string, std::string>>{
