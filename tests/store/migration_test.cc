@@ -82,9 +82,17 @@ TEST(MigrationTest, Version1DatabaseIsMigratedWithItsData) {
   EXPECT_EQ((*rows)[1].measurement.detail, "smem");
 
   // The v1 sweep that was running resumes under the new schema.
-  absl::StatusOr<StartedSweep> resumed = (*store)->StartOrResumeSweep(
-      {{"NVIDIA H200", "GPU-x", 9, 0, 132, 150000000000}, "transpose", {2048, 2048}, DType::kF32},
-      q.current, "{}");
+  // Set field by field: g++ 12 at -O3 (Release) reports the strings of a braced nested
+  // aggregate as maybe-uninitialized on the exception cleanup path.
+  SweepKey key;
+  key.device.name = "NVIDIA H200";
+  key.device.uuid = "GPU-x";
+  key.device.cc_major = 9;
+  key.device.sm_count = 132;
+  key.device.total_memory_bytes = 150000000000;
+  key.family = "transpose";
+  key.shape = {2048, 2048};
+  absl::StatusOr<StartedSweep> resumed = (*store)->StartOrResumeSweep(key, q.current, "{}");
   ASSERT_TRUE(resumed.ok()) << resumed.status();
   EXPECT_TRUE(resumed->resumed);
   EXPECT_EQ(resumed->sweep_id, 2);
