@@ -8,6 +8,7 @@
 int main(int argc, char** argv) {
   using namespace cutune::cli;
   CLI::App app{"cutune: CUDA kernel autotuner client"};
+  app.set_version_flag("--version", "cutune " CUTUNE_VERSION);
   app.footer(kExitCodesHelp);
   app.require_subcommand(1);
   app.set_version_flag("--version", "cutune 0.1.0");

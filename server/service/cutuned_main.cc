@@ -179,6 +179,7 @@ int Fail(const absl::Status& status) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"cutuned: CUDA kernel autotuner daemon (gRPC service cutune.v1.Tuner)"};
+  app.set_version_flag("--version", "cutuned " CUTUNE_VERSION);
   app.add_option("--listen", flags.listen,
                  "Address: host:port, or unix:PATH. Plaintext only on loopback/unix unless "
                  "--allow-insecure-remote")

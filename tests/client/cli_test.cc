@@ -97,6 +97,15 @@ TEST_F(CliTest, HelpAtEveryLevelListsCommandsAndExitCodes) {
                     HasSubstr("--server"), HasSubstr("--tls-ca"), HasSubstr("--token")));
 }
 
+TEST_F(CliTest, VersionOfBothBinariesExitsZero) {
+  RunResult cli = RunLocal({"--version"});
+  EXPECT_EQ(cli.exit_code, kOk) << cli.err;
+  EXPECT_EQ(cli.out, "cutune " CUTUNE_VERSION "\n");
+  RunResult daemon = RunProgram((BinDir() / "cutuned").string(), {"--version"});
+  EXPECT_EQ(daemon.exit_code, 0) << daemon.err;
+  EXPECT_EQ(daemon.out, "cutuned " CUTUNE_VERSION "\n");
+}
+
 TEST_F(CliTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunLocal({}).exit_code, kUsage);
   EXPECT_EQ(RunLocal({"frobnicate"}).exit_code, kUsage);
