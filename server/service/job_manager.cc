@@ -330,7 +330,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   options.max_evaluations = spec.max_evaluations;
   options.max_seconds = spec.max_seconds;
   options.seed = spec.seed;
-  options.timing = tuner::TimingFor(spec.strategy, spec.timing);
+  options.timing = spec.timing;
   options.candidate_timeout = options_.candidate_timeout;
   options.candidates = spec.candidates;
   if (spec.strategy == "quick" && options.candidates.empty()) {

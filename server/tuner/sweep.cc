@@ -92,7 +92,8 @@ class SweepRun {
         options_(options),
         on_result_(on_result),
         cancel_(cancel),
-        policy_(Policy(options.timing)) {}
+        policy_(Policy(options.timing)),
+        explore_policy_(Policy(TimingFor(options.strategy, options.timing))) {}
   // However the run ends (cancel, budget, error), its compilations still queued are dropped.
   ~SweepRun() { abandon_->store(true); }
 
@@ -132,7 +133,8 @@ class SweepRun {
   const ProgressCallback& on_result_;
   const std::atomic<bool>* cancel_;
   const Clock::time_point began_ = Clock::now();
-  const wpb::TimingPolicy policy_;
+  const wpb::TimingPolicy policy_;          // the reference and the finalists
+  const wpb::TimingPolicy explore_policy_;  // every candidate's first timing (TimingFor)
   const std::shared_ptr<std::atomic<bool>> abandon_ = std::make_shared<std::atomic<bool>>(false);
 
   const kernels::KernelFamily* family_ = nullptr;  // options_.family, once checked
@@ -303,7 +305,7 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
     return row;
   }
   wpb::Run run =
-      RunRequest(*family_, p.params, options_.shape, *compiled, policy_, options_.verify);
+      RunRequest(*family_, p.params, options_.shape, *compiled, explore_policy_, options_.verify);
   const std::string key = FormatParams(p.params);
   run.set_debug_hang(options_.debug_hang.count(key) > 0);
   run.set_debug_crash(options_.debug_crash.count(key) > 0);

@@ -31,10 +31,10 @@ struct TimingOptions {
   bool flush_l2 = true;             // between samples, for memory-bound families
 };
 
-// The timing a strategy sweeps with: `base` for all but "quick", which answers in seconds and
-// so times each candidate briefly (one warm-up, at least 5 samples, stopping at 2% spread or
-// 50 ms); its finalists are re-measured interleaved like any sweep's, and ties within the
-// measured spread are declared as always.
+// The timing of a strategy's first measurement of each candidate: `base` for all but "quick",
+// which answers in seconds and so times each candidate briefly (one warm-up, at least 5
+// samples, stopping at 2% spread or 50 ms). The reference and the finalists' interleaved
+// re-measurement always use `base`, so the winner is chosen on full measurements.
 TimingOptions TimingFor(std::string_view strategy, TimingOptions base);
 
 struct SweepOptions {
