@@ -10,7 +10,8 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 for f in bin/cutuned bin/cutune-worker bin/cutune include/cutune/client.h \
          lib/cmake/cutune/cutuneConfig.cmake lib/cmake/cutune/cutuneConfigVersion.cmake \
-         share/cutune/tables/nvidia-h200.json; do
+         share/cutune/tables/nvidia-h200.json share/doc/cutune/api.md share/doc/cutune/client.md \
+         share/cutune/systemd/cutuned.service; do
   [[ -e $work/prefix/$f ]] || { echo "install tree lacks $f" >&2; exit 1; }
 done
 ls "$work"/prefix/lib*/libcutune_client.so* >/dev/null
