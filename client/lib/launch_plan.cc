@@ -52,7 +52,8 @@ absl::StatusOr<LaunchPlan> PlanLaunch(const pb::GetBestConfigResponse& r) {
     plan.names.push_back(arg.name());
     plan.element_type = arg.element_type();
   }
-  plan.alignment = r.launch().pointer_alignment() ? r.launch().pointer_alignment() : 16;
+  plan.alignment = r.launch().pointer_alignment() ? r.launch().pointer_alignment()
+                                                : kernels::kPointerAlignment;
   plan.family = r.problem().family();
   if (plan.output.size() > kMaxLaunchPointers || plan.dims.size() > kMaxLaunchDims) {
     return absl::InternalError("the contract has more arguments than a launch takes");

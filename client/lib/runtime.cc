@@ -133,7 +133,9 @@ Answer ToAnswer(const pb::GetBestConfigResponse& r, bool from_table) {
   }
   a.one_module_per_stream =
       r.launch().concurrency() == pb::LaunchContract::CONCURRENCY_ONE_MODULE_PER_STREAM;
-  a.pointer_alignment = r.launch().pointer_alignment() ? r.launch().pointer_alignment() : 16;
+  // An answer without a contract (an older daemon) is refused at PlanLaunch; this is for Get().
+  a.pointer_alignment = r.launch().pointer_alignment() ? r.launch().pointer_alignment()
+                                                      : kernels::kPointerAlignment;
   a.time_us = r.time_us();
   a.measured_at_asked_shape = r.measured_at_asked_shape();
   a.predicted_time_us = r.predicted_time_us();
