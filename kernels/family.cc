@@ -257,6 +257,25 @@ absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Pa
 
 std::string_view SupportSource() { return embedded::kSupportSource; }
 
+double TileCoverage(const KernelFamily& family, const Params& params, const Shape& shape) {
+  const std::vector<int64_t> tile = family.OutputTile(params);
+  double coverage = 1;
+  for (size_t d = 0; d < tile.size() && d < shape.size(); ++d) {
+    if (tile[d] <= 0) continue;
+    coverage *= static_cast<double>(shape[d]) / static_cast<double>(CeilDiv(shape[d], tile[d]) * tile[d]);
+  }
+  return coverage;
+}
+
+uint32_t PartialTiles(const KernelFamily& family, const Params& params, const Shape& shape) {
+  const std::vector<int64_t> tile = family.OutputTile(params);
+  uint32_t partial = 0;
+  for (size_t d = 0; d < tile.size() && d < shape.size() && d < 32; ++d) {
+    if (tile[d] > 0 && shape[d] % tile[d] != 0) partial |= uint32_t{1} << d;
+  }
+  return partial;
+}
+
 double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
                         int sm_count) {
   const LaunchGeometry g = family.Geometry(params, shape);
@@ -265,7 +284,7 @@ double LaunchEfficiency(const KernelFamily& family, const Params& params, const 
   const double slots = static_cast<double>(std::max(1, sm_count));
   const double waves = std::ceil(blocks / slots);
   const double busy = waves > 0 ? blocks / (waves * slots) : 1.0;
-  return family.TileCoverage(params, shape) * busy;
+  return TileCoverage(family, params, shape) * busy;
 }
 
 }  // namespace cutune::kernels

@@ -196,11 +196,8 @@ class MatmulFamilyImpl final : public KernelFamily {
     return geometry;
   }
 
-  double TileCoverage(const Params& params, const Shape& shape) const override {
-    const int64_t bm = Get(params, "bm"), bn = Get(params, "bn");
-    return static_cast<double>(shape[0]) * static_cast<double>(shape[1]) /
-           (static_cast<double>(CeilDiv(shape[0], bm) * bm) *
-            static_cast<double>(CeilDiv(shape[1], bn) * bn));
+  std::vector<int64_t> OutputTile(const Params& params) const override {
+    return {Get(params, "bm"), Get(params, "bn"), 0};
   }
 
   LaunchGeometry ReferenceGeometry(const Shape& shape) const override {

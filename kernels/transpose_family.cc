@@ -90,11 +90,8 @@ class TransposeFamilyImpl final : public KernelFamily {
     return geometry;
   }
 
-  double TileCoverage(const Params& params, const Shape& shape) const override {
-    const int64_t tile = Get(params, "tile");
-    return static_cast<double>(shape[0]) * static_cast<double>(shape[1]) /
-           (static_cast<double>(CeilDiv(shape[0], tile) * tile) *
-            static_cast<double>(CeilDiv(shape[1], tile) * tile));
+  std::vector<int64_t> OutputTile(const Params& params) const override {
+    return {Get(params, "tile"), Get(params, "tile")};
   }
 
   LaunchGeometry ReferenceGeometry(const Shape& shape) const override {

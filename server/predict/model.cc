@@ -1,6 +1,7 @@
 #include "server/predict/model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -24,18 +25,37 @@ std::vector<double> Model::Features(const Shape& shape) const {
   return f;
 }
 
+std::vector<LaunchFit> Model::FitsAt(const Shape& shape) const {
+  std::vector<LaunchFit> fits(portfolio_.members.size());
+  if (!fit_) return fits;
+  for (size_t m = 0; m < fits.size(); ++m) fits[m] = fit_(portfolio_.members[m], shape);
+  return fits;
+}
+
 void Model::Precompute() {
-  const Portfolio& p = portfolio_;
   shape_features_.clear();
-  efficiency_at_.assign(p.shapes.size(), std::vector<double>(p.members.size(), 1.0));
-  for (size_t s = 0; s < p.shapes.size(); ++s) {
-    shape_features_.push_back(Features(p.shapes[s]));
-    if (!efficiency_) continue;
-    for (size_t m = 0; m < p.members.size(); ++m) {
-      efficiency_at_[s][m] = efficiency_(p.members[m], p.shapes[s]);
-    }
+  fit_at_.clear();
+  for (const Shape& shape : portfolio_.shapes) {
+    shape_features_.push_back(Features(shape));
+    fit_at_.push_back(FitsAt(shape));
   }
 }
+
+namespace {
+
+double Distance(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += std::fabs(a[i] - b[i]);
+  return d;
+}
+
+// log(there / here) of one fit's efficiency; 0 when either is unknown.
+double FitCorrection(const LaunchFit& there, const LaunchFit& here) {
+  return there.efficiency > 0 && here.efficiency > 0 ? std::log(there.efficiency / here.efficiency)
+                                                     : 0.0;
+}
+
+}  // namespace
 
 std::vector<double> Model::Scores(const Shape& shape) const {
   const Portfolio& p = portfolio_;
@@ -44,29 +64,54 @@ std::vector<double> Model::Scores(const Shape& shape) const {
     if (d <= 0) return {};
   }
   const std::vector<double> asked = Features(shape);
-  std::vector<std::pair<double, size_t>> near;
-  near.reserve(p.shapes.size());
-  for (size_t s = 0; s < p.shapes.size(); ++s) {
-    const std::vector<double>& f = shape_features_[s];
-    double d = 0;
-    for (size_t i = 0; i < f.size(); ++i) d += std::fabs(f[i] - asked[i]);
-    near.push_back({d, s});
-  }
-  const size_t k = std::min(near.size(), std::max<size_t>(options_.neighbours, 1));
-  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
-  near.resize(k);
+  const std::vector<LaunchFit> asked_fit = FitsAt(shape);
+  std::vector<double> distance(p.shapes.size());
+  for (size_t s = 0; s < p.shapes.size(); ++s) distance[s] = Distance(shape_features_[s], asked);
+  // The median member's fit correction from tuned shape s to the asked one, computed for the
+  // shapes some member consults.
+  std::vector<std::optional<double>> median_correction(p.shapes.size());
+  auto median_at = [&](size_t s) {
+    if (!median_correction[s]) {
+      std::vector<double> c(p.members.size());
+      for (size_t m = 0; m < c.size(); ++m) c[m] = FitCorrection(fit_at_[s][m], asked_fit[m]);
+      const auto mid = c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2);
+      std::nth_element(c.begin(), mid, c.end());
+      median_correction[s] = *mid;
+    }
+    return *median_correction[s];
+  };
+  // Each member's k nearest shapes: its distance to a shape is the shared one plus the
+  // partial-tile penalty, never less, so the scan in shared-distance order stops once the next
+  // shared distance cannot beat the k-th found.
+  std::vector<size_t> order(p.shapes.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return std::pair(distance[a], a) < std::pair(distance[b], b); });
+  const size_t k = std::min(p.shapes.size(), std::max<size_t>(options_.neighbours, 1));
+  std::vector<std::pair<double, size_t>> near;  // a max-heap of the k nearest so far
+  near.reserve(k + 1);
   std::vector<double> scores(p.members.size(), 0);
   for (size_t m = 0; m < p.members.size(); ++m) {
-    const double at_asked = efficiency_ ? efficiency_(p.members[m], shape) : 1.0;
+    near.clear();
+    for (size_t s : order) {
+      if (near.size() == k && std::pair(distance[s], s) >= near.front()) break;
+      const int differ = std::popcount(fit_at_[s][m].partial_tiles ^ asked_fit[m].partial_tiles);
+      const std::pair<double, size_t> candidate = {
+          distance[s] + options_.partial_tile_penalty * differ, s};
+      if (near.size() == k) {
+        if (candidate >= near.front()) continue;
+        std::pop_heap(near.begin(), near.end());
+        near.pop_back();
+      }
+      near.push_back(candidate);
+      std::push_heap(near.begin(), near.end());
+    }
     double sum = 0, weights = 0;
-    for (const auto& [distance, s] : near) {
-      const double w = 1.0 / (distance + options_.distance_offset);
+    for (const auto& [d, s] : near) {
+      const double w = 1.0 / (d + options_.distance_offset);
       const double t = p.Time(s, m);
       double v = t > 0 ? std::log(t / p.best_us[s]) : std::log(options_.unmeasured_slowdown);
-      if (efficiency_ && at_asked > 0) {
-        const double there = efficiency_at_[s][m];
-        if (there > 0) v += std::log(there / at_asked);
-      }
+      v += FitCorrection(fit_at_[s][m], asked_fit[m]) - median_at(s);
       sum += w * std::max(v, 0.0);
       weights += w;
     }
@@ -89,25 +134,19 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   // The time: each measuring neighbour's time scaled by the work and by how the launch fits,
   // averaged in log space with the neighbours' weights; the nearest one is reported as measured.
   const std::vector<double> asked = Features(shape);
-  const double at_asked = efficiency_ ? efficiency_(out.params, shape) : 1.0;
+  const LaunchFit at_asked = fit_ ? fit_(out.params, shape) : LaunchFit{};
   std::vector<std::pair<double, size_t>> near;
   for (size_t s = 0; s < p.shapes.size(); ++s) {
     if (!(p.Time(s, m) > 0)) continue;
-    const std::vector<double>& f = shape_features_[s];
-    double d = 0;
-    for (size_t i = 0; i < f.size(); ++i) d += std::fabs(f[i] - asked[i]);
-    near.push_back({d, s});
+    near.push_back({Distance(shape_features_[s], asked), s});
   }
   std::sort(near.begin(), near.end());
   near.resize(std::min(near.size(), std::max<size_t>(options_.neighbours, 1)));
   double sum = 0, weights = 0;
   for (const auto& [distance, s] : near) {
     const double w = 1.0 / (distance + options_.distance_offset);
-    double log_t = std::log(p.Time(s, m)) + std::log(Work(shape) / Work(p.shapes[s]));
-    if (efficiency_ && at_asked > 0) {
-      const double there = efficiency_at_[s][m];
-      if (there > 0) log_t += std::log(there / at_asked);
-    }
+    const double log_t = std::log(p.Time(s, m)) + std::log(Work(shape) / Work(p.shapes[s])) +
+                         FitCorrection(fit_at_[s][m], at_asked);
     sum += w * log_t;
     weights += w;
   }
@@ -134,7 +173,7 @@ std::vector<Params> Model::Ranked(const Shape& shape) const {
 
 Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
                                    const std::vector<Observation>& observations,
-                                   const EfficiencyFn& efficiency, const ModelOptions& options) {
+                                   const FitFn& fit, const ModelOptions& options) {
   const CandidateMatrix m = MakeCandidateMatrix(tuned, observations);
   Evaluation out;
   std::vector<bool> include(m.shapes.size(), true);
@@ -143,7 +182,7 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
     Model model;
     std::vector<size_t> members;
     model.portfolio_ = SelectPortfolio(m, include, kMaxMembers, &members);
-    model.efficiency_ = efficiency;
+    model.fit_ = fit;
     model.options_ = options;
     model.Precompute();
     include[q] = true;
@@ -171,14 +210,14 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
 }
 
 Model Model::Train(const std::vector<TunedShape>& tuned,
-                   const std::vector<Observation>& observations, EfficiencyFn efficiency,
+                   const std::vector<Observation>& observations, FitFn fit,
                    ModelOptions options) {
   Model model;
   model.portfolio_ = BuildPortfolio(tuned, observations);
-  model.efficiency_ = std::move(efficiency);
+  model.fit_ = std::move(fit);
   model.options_ = options;
   model.Precompute();
-  model.evaluation_ = LeaveOneShapeOut(tuned, observations, model.efficiency_, options);
+  model.evaluation_ = LeaveOneShapeOut(tuned, observations, model.fit_, options);
   const Evaluation& e = model.evaluation_;
   if (!e.shapes.empty()) {
     std::vector<double> ratio;

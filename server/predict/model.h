@@ -1,14 +1,20 @@
 // The PREDICTED rung's model: which portfolio member to answer an untuned shape with, and how
 // much slower than a tuning of that shape it is expected to be. Nearest neighbours over the
 // tuned shapes (log2 of each dimension, plus a penalty for a dimension that is not a multiple of
-// 4, where vector loads fall back): a member's predicted slowdown at the asked shape is the
-// distance-weighted mean of its measured slowdowns at the neighbours, each corrected by how its
-// tiles and waves fit the asked shape against the neighbour (the efficiency hook). The member
-// with the least predicted slowdown wins; leave-one-shape-out over the tuned shapes calibrates
-// the slowdown it reports. Chosen on the H200 grid (bench/results/unseen-shapes.md).
+// 4, where vector loads fall back). Each member has its own neighbours: a tuned shape where the
+// member's tiles end partial along other dimensions than at the asked shape is farther away
+// (its edge blocks take checked loads, and a one-wave launch waits for its slowest block). A
+// member's predicted slowdown is the distance-weighted mean of its measured slowdowns at its
+// neighbours, each corrected by how its tiles and waves fit the asked shape against the
+// neighbour (the fit hook), relative to how the median member's fit changes between the two
+// shapes (what changes for every member alike does not change the ranking, and small grids
+// are latency-bound rather than proportional to busy SMs). The member with the least predicted
+// slowdown wins; leave-one-shape-out over the tuned shapes calibrates the slowdown it reports.
+// Chosen on the H200 grid (bench/results/unseen-shapes.md).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -18,16 +24,25 @@
 
 namespace cutune::predict {
 
-// How well a configuration's launch fits a shape, in (0, 1]: the share of its tiles' area that
-// covers the output times the share of the last wave's SMs kept busy. The family supplies it
-// (kernels::LaunchEfficiency); nullptr: 1 everywhere.
-using EfficiencyFn = std::function<double(const Params& params, const Shape& shape)>;
+// How a configuration's launch fits a shape. The family supplies it (kernels::LaunchEfficiency
+// and kernels::PartialTiles).
+struct LaunchFit {
+  // In (0, 1]: the share of its tiles' area that covers the output times the share of the last
+  // wave's SMs kept busy.
+  double efficiency = 1;
+  // Bit d: shape dimension d ends in a partial tile.
+  uint32_t partial_tiles = 0;
+};
+// nullptr: efficiency 1 and no partial tiles everywhere.
+using FitFn = std::function<LaunchFit(const Params& params, const Shape& shape)>;
 
 struct ModelOptions {
-  size_t neighbours = 6;           // tuned shapes consulted per prediction
-  double distance_offset = 0.25;   // weight = 1 / (distance + offset)
-  double unaligned_penalty = 2.0;  // distance added per dimension whose alignment (% 4) differs
-  double unmeasured_slowdown = 4;  // assumed for a member never measured at a neighbour
+  size_t neighbours = 6;              // tuned shapes consulted per member and prediction
+  double distance_offset = 0.25;      // weight = 1 / (distance + offset)
+  double unaligned_penalty = 2.0;     // distance added per dimension whose alignment (% 4) differs
+  double partial_tile_penalty = 0.5;  // added per dimension whose member tiles end partial at
+                                      // one shape and whole at the other
+  double unmeasured_slowdown = 4;     // assumed for a member never measured at a neighbour
 };
 
 struct Prediction {
@@ -57,7 +72,7 @@ class Model {
   // Builds the portfolio (BuildPortfolio) and calibrates on leave-one-shape-out: the reported
   // slowdown is the raw one times the median of actual over raw on the tuned shapes (at least 1).
   static Model Train(const std::vector<TunedShape>& tuned,
-                     const std::vector<Observation>& observations, EfficiencyFn efficiency,
+                     const std::vector<Observation>& observations, FitFn fit,
                      ModelOptions options = {});
 
   // Nothing when the portfolio is empty or the rank differs from the tuned shapes'.
@@ -84,20 +99,22 @@ class Model {
   // held-out shape's observations. Shapes whose pick was never measured there are left out.
   static Evaluation LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
                                      const std::vector<Observation>& observations,
-                                     const EfficiencyFn& efficiency, const ModelOptions& options);
+                                     const FitFn& fit, const ModelOptions& options);
 
  private:
   // Predicted log slowdown of every member at `shape` (empty when it cannot predict).
   std::vector<double> Scores(const Shape& shape) const;
   std::vector<double> Features(const Shape& shape) const;
+  // Each member's fit at `shape`.
+  std::vector<LaunchFit> FitsAt(const Shape& shape) const;
 
-  // Precomputed at training: each tuned shape's features, and each member's efficiency there.
+  // Precomputed at training: each tuned shape's features, and each member's fit there.
   void Precompute();
 
   Portfolio portfolio_;
   std::vector<std::vector<double>> shape_features_;
-  std::vector<std::vector<double>> efficiency_at_;  // [shape][member]
-  EfficiencyFn efficiency_;
+  std::vector<std::vector<LaunchFit>> fit_at_;  // [shape][member]
+  FitFn fit_;
   ModelOptions options_;
   double calibration_ = 1;
   Evaluation evaluation_;

@@ -280,11 +280,15 @@ store::StoreOptions StoreRules() {
   options.validator = FamilyRules();
   // Only asked about configurations and shapes the validator accepted (winners, imported
   // members), whose geometry is defined.
-  options.efficiency = [](std::string_view name, const Params& params, const Shape& shape,
-                          int sm_count) {
+  options.fit = [](std::string_view name, const Params& params, const Shape& shape,
+                   int sm_count) {
+    predict::LaunchFit fit;
     const kernels::KernelFamily* family = kernels::FindFamily(name);
-    if (family == nullptr) return 1.0;
-    return kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
+    if (family == nullptr) return fit;
+    fit.efficiency =
+        kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
+    fit.partial_tiles = kernels::PartialTiles(*family, params, shape);
+    return fit;
   };
   return options;
 }

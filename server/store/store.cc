@@ -265,15 +265,15 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     for (const DeviceModel& m : models) {
       if (m.name == key.device_model) sm_count = m.sm_count;
     }
-    predict::EfficiencyFn efficiency;
-    if (options_.efficiency) {
-      efficiency = [fn = options_.efficiency, family = key.family, sm_count](
-                       const Params& params, const Shape& shape) {
+    predict::FitFn fit;
+    if (options_.fit) {
+      fit = [fn = options_.fit, family = key.family, sm_count](const Params& params,
+                                                               const Shape& shape) {
         return fn(family, params, shape, sm_count);
       };
     }
     out[key] = std::make_shared<const predict::Model>(
-        predict::Model::Train(shapes, observed[key], std::move(efficiency)));
+        predict::Model::Train(shapes, observed[key], std::move(fit)));
   }
   return out;
 }

@@ -111,10 +111,11 @@ struct EntryValidator {
                           const Params& configuration) const;
 };
 
-// How well a configuration's launch fits a shape on a GPU with `sm_count` SMs, in (0, 1]; the
-// daemon passes kernels::LaunchEfficiency. The prediction models use it; empty: 1 everywhere.
-using EfficiencyFn = std::function<double(std::string_view family, const Params& params,
-                                          const Shape& shape, int sm_count)>;
+// How a configuration's launch fits a shape on a GPU with `sm_count` SMs; the daemon passes
+// kernels::LaunchEfficiency and kernels::PartialTiles. The prediction models use it; empty:
+// efficiency 1 and whole tiles everywhere.
+using FitFn = std::function<predict::LaunchFit(std::string_view family, const Params& params,
+                                               const Shape& shape, int sm_count)>;
 
 struct StoreOptions {
   // Empty: every stored winner and row is trusted.
@@ -122,7 +123,7 @@ struct StoreOptions {
   // false: no fsync (synchronous = OFF), for a store thrown away with its process (an offline
   // table's); a crash may then lose or corrupt it.
   bool durable = true;
-  EfficiencyFn efficiency = {};
+  FitFn fit = {};
 };
 
 // One cell of a portfolio matrix imported from a table: a member's time at a tuned shape.

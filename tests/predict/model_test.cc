@@ -95,9 +95,9 @@ TEST(ModelTest, LeaveOneShapeOutIsAtLeastAsGoodAsTheNearestShape) {
   EXPECT_GE(model.calibration(), 1.0);
 }
 
-TEST(ModelTest, TheEfficiencyHookCorrectsForTilesThatDoNotFit) {
+TEST(ModelTest, TheFitHookCorrectsForTilesThatDoNotFit) {
   // The 128-wide tile wins by 1% where shapes are multiples of 128, the 100-wide one elsewhere;
-  // at 1000 the wide tile covers 1024 (2.4% wasted), which only the efficiency hook knows.
+  // at 1000 the wide tile covers 1024 (2.4% wasted), which only the fit hook knows.
   const Params a = {{"tile", 100}}, b = {{"tile", 128}};
   std::vector<TunedShape> tuned;
   std::vector<Observation> seen;
@@ -106,12 +106,12 @@ TEST(ModelTest, TheEfficiencyHookCorrectsForTilesThatDoNotFit) {
     seen.push_back({{n, n}, a, n % 128 == 0 ? 101.0 : 100.0});
     seen.push_back({{n, n}, b, n % 128 == 0 ? 100.0 : 101.0});
   }
-  auto efficiency = [](const Params& p, const Shape& s) {
+  auto fit = [](const Params& p, const Shape& s) {
     const int64_t t = p.at("tile");
     const double covered = static_cast<double>(((s[0] + t - 1) / t) * t);
-    return static_cast<double>(s[0]) / covered;
+    return LaunchFit{static_cast<double>(s[0]) / covered, 0};
   };
-  const Model with = Model::Train(tuned, seen, efficiency);
+  const Model with = Model::Train(tuned, seen, fit);
   auto pick = with.Predict({1000, 1000});
   ASSERT_TRUE(pick);
   EXPECT_EQ(pick->params, a);
