@@ -2,8 +2,12 @@
 # Tunes the shape grids (tables/grid/*.txt) on this host's GPU and exports the tuning table with
 # its portfolio matrix: the recipe behind tables/nvidia-h200.json (see tables/README.md).
 #   scripts/tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]
+#                                [--only FILE]
 # --grid DIR: another grid (DIR/matmul.txt, DIR/transpose.txt, DIR/unseen.txt; default
-# tables/grid); --seed-tables DIR: tables cutuned imports first (default tables/).
+# tables/grid); --seed-tables DIR: tables cutuned imports first (default tables/); --only FILE
+# (FAMILY SHAPE per line): sweep and measure only these grid shapes, the rest of the grid being
+# in the seed tables already (shapes added to a grid, or a family whose kernel changed); it
+# implies --no-brute --no-unseen.
 # Phases, each timed in OUT_DIR/grid.log:
 #   quick    every grid shape with --strategy quick (the portfolio so far, then a descent)
 #   brute    brute force on the subset in brute.txt, to show quick finds the same winners
@@ -11,16 +15,17 @@
 #   unseen   the shapes of tables/grid/unseen.txt: quick, then the grid winners (not exported)
 # Needs cutuned and cutune on PATH (a bundle's env.sh), python3, and a free GPU.
 set -uo pipefail
-out=${1:?usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]}
+out=${1:?usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR] [--only FILE]}
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid"
+brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid" only=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --no-brute) brute=0 ;;
     --no-unseen) unseen=0 ;;
     --seed-tables) seed_tables=$2; shift ;;
     --grid) grid=$(cd "$2" && pwd); shift ;;
+    --only) only=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); brute=0 unseen=0; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -30,6 +35,17 @@ log=$out/grid.log
 tool="python3 $here/scripts/grid_tool.py"
 say() { echo "$(date +%T) $*" | tee -a "$log"; }
 shapes() { grep -v '^\s*#' "$1" | grep -v '^\s*$'; }
+# visit FAMILY: the grid shapes of FAMILY this run sweeps (all, or those --only names).
+visit() {
+  if [[ -z $only ]]; then shapes "$grid/$1.txt"; return; fi
+  shapes "$only" | awk -v f="$1" '$1 == f { print $2 }'
+}
+if [[ -n $only ]]; then
+  while read -r family shape; do
+    shapes "$grid/$family.txt" 2>/dev/null | grep -qx "$shape" ||
+      { echo "tune-grid: $family $shape (in $only) is not a shape of $grid/$family.txt" >&2; exit 2; }
+  done < <(shapes "$only")
+fi
 phase_start() { phase=$1; t0=$(date +%s.%N); say "== $phase =="; }
 phase_end() { say "== $phase: $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s =="; }
 
@@ -56,7 +72,7 @@ sweep() {
 
 phase_start quick
 for family in transpose matmul; do
-  for shape in $(shapes "$grid/$family.txt"); do sweep $family "$shape" quick --strategy quick; done
+  for shape in $(visit $family); do sweep $family "$shape" quick --strategy quick; done
 done
 phase_end
 
@@ -81,7 +97,7 @@ measure() {
 phase_start matrix
 cutune table export --rows --timeout 300 -o "$out/export.json"
 for family in transpose matmul; do
-  for shape in $(shapes "$grid/$family.txt"); do measure $family "$shape" matrix; done
+  for shape in $(visit $family); do measure $family "$shape" matrix; done
 done
 phase_end
 cutune table export --rows --timeout 300 -o "$out/grid-rows.json"

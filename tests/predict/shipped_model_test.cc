@@ -1,0 +1,64 @@
+// The PREDICTED rung on the shipped H200 table: leave-one-shape-out over its portfolio matrix,
+// with the daemon's store rules (the families' launch fit), must keep the figures recorded in
+// bench/results/unseen-shapes.md. A model change that answers the grid's shapes worse fails
+// here; so does a re-tuned table that the model predicts worse (then find out why before
+// moving a bound).
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "gtest/gtest.h"
+#include "server/service/answer.h"
+#include "server/store/store.h"
+#include "server/store/tables.h"
+#include "tests/common/temp_dir.h"
+
+namespace cutune {
+namespace {
+
+struct Figures {
+  double median = 0, p10 = 0, worst = 0;
+};
+
+Figures Summarize(std::vector<double> r) {
+  std::sort(r.begin(), r.end());
+  if (r.empty()) return {};
+  return {r[r.size() / 2], r[r.size() / 10], r.front()};
+}
+
+TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
+  testing::TempDir dir;
+  auto store = store::Store::Open(dir.File("grid.db"), service::StoreRules());
+  ASSERT_TRUE(store.ok()) << store.status();
+  std::ifstream in(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto imported = store::ImportTable(**store, text.str(),
+                                     service::ImportRules(store::MergePolicy::kKeepFaster));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  // The bounds sit a little under the recorded figures (matmul 99.3% / 89.7% / 77.6%,
+  // transpose 100.0% / 96.5% / 94.7%); before the fit was taken relative to the median member,
+  // matmul's 10th percentile was 78.5% (84% on this table), and before the grid held small
+  // problems its worst was 51%.
+  const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.87, 0.75}},
+                                                 {"transpose", {0.99, 0.95, 0.90}}};
+  size_t checked = 0;
+  for (const auto& [key, model] : (*store)->PredictionModels()) {
+    const auto bound = bounds.find(key.family);
+    ASSERT_NE(bound, bounds.end()) << key.family;
+    const predict::Evaluation& e = model->evaluation();
+    ASSERT_GE(e.shapes.size(), 30u) << key.family;
+    const Figures f = Summarize(e.model_ratio);
+    EXPECT_GE(f.median, bound->second.median) << key.family;
+    EXPECT_GE(f.p10, bound->second.p10) << key.family;
+    EXPECT_GE(f.worst, bound->second.worst) << key.family;
+    // Never worse than answering with the nearest tuned shape's winner, in the middle.
+    EXPECT_GE(f.median, Summarize(e.nearest_ratio).median) << key.family;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2u);
+}
+
+}  // namespace
+}  // namespace cutune
