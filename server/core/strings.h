@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 
 namespace cutune {
@@ -23,6 +25,16 @@ inline std::string Quoted(std::string_view text, size_t max = 64) {
   std::string out = absl::StrCat("'", absl::CHexEscape(ToAbsl(text.substr(0, max))), "'");
   if (cut) absl::StrAppend(&out, "... (", text.size(), " bytes)");
   return out;
+}
+
+// The shortest decimal text that reads back as the same double ("0.1", not %.17g's
+// "0.10000000000000001"), for logs and metrics.
+inline std::string ShortestText(double value) {
+  for (int precision = 6; precision < 17; ++precision) {
+    std::string text = absl::StrFormat("%.*g", precision, value);
+    if (std::strtod(text.c_str(), nullptr) == value) return text;
+  }
+  return absl::StrFormat("%.17g", value);
 }
 
 }  // namespace cutune
