@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/strings.h"
+#include "server/service/convert.h"
 
 namespace cutune::service {
 namespace {
@@ -70,28 +71,36 @@ Authorizer Authorizer::FromTokens(std::vector<std::string> admin, std::vector<st
   return a;
 }
 
-grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
-  if (!enabled()) return grpc::Status::OK;
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find("authorization");
-  if (it == metadata.end()) {
-    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
+absl::Status Authorizer::CheckBearer(std::optional<std::string_view> authorization,
+                                     Role needed) const {
+  if (!enabled()) return absl::OkStatus();
+  if (!authorization) {
+    return absl::UnauthenticatedError("missing 'authorization: Bearer <token>' metadata");
   }
-  absl::string_view value(it->second.data(), it->second.size());
+  absl::string_view value = ToAbsl(*authorization);
   // RFC 6750: the scheme is case-insensitive and followed by one or more spaces.
   constexpr absl::string_view kScheme = "bearer";
   if (value.size() <= kScheme.size() || !absl::EqualsIgnoreCase(value.substr(0, kScheme.size()), kScheme) ||
       value[kScheme.size()] != ' ') {
-    return {grpc::StatusCode::UNAUTHENTICATED, "authorization metadata must be 'Bearer <token>'"};
+    return absl::UnauthenticatedError("authorization metadata must be 'Bearer <token>'");
   }
   std::string_view token = ToStd(absl::StripLeadingAsciiWhitespace(value.substr(kScheme.size())));
-  if (Contains(admin_, token)) return grpc::Status::OK;
+  if (Contains(admin_, token)) return absl::OkStatus();
   if (Contains(read_, token)) {
-    if (needed == Role::kRead) return grpc::Status::OK;
-    return {grpc::StatusCode::PERMISSION_DENIED,
-            "this token is read-only; tuning, cancelling and importing need an admin token"};
+    if (needed == Role::kRead) return absl::OkStatus();
+    return absl::PermissionDeniedError(
+        "this token is read-only; tuning, cancelling and importing need an admin token");
   }
-  return {grpc::StatusCode::UNAUTHENTICATED, "unknown token"};
+  return absl::UnauthenticatedError("unknown token");
+}
+
+grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
+  if (!enabled()) return grpc::Status::OK;
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  std::optional<std::string_view> authorization;
+  if (it != metadata.end()) authorization = std::string_view(it->second.data(), it->second.size());
+  return ToGrpc(CheckBearer(authorization, needed));
 }
 
 }  // namespace cutune::service

@@ -3,7 +3,9 @@
 // token files configured, authorization is off (the transport rules in cutuned still apply).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -25,8 +27,12 @@ class Authorizer {
 
   bool enabled() const { return !admin_.empty() || !read_.empty(); }
 
+  // The one rule, for gRPC metadata and HTTP headers alike: OK when authorization is off or
+  // `authorization` ("Bearer <token>", absent: nullopt) names a token of the needed role;
   // UNAUTHENTICATED without a known bearer token; PERMISSION_DENIED when a read token asks for
-  // an admin call.
+  // an admin call. Messages never repeat the token.
+  absl::Status CheckBearer(std::optional<std::string_view> authorization, Role needed) const;
+  // CheckBearer on the call's `authorization` metadata.
   grpc::Status Check(const grpc::ServerContext& context, Role needed) const;
 
  private:

@@ -79,25 +79,53 @@ absl::StatusOr<std::vector<Params>> QuickStart(store::Store& store, const std::s
   return start;
 }
 
+observe::JobInfo InfoOf(const JobSnapshot& job) {
+  return {job.id,
+          job.spec.family ? std::string(job.spec.family->name()) : "",
+          job.spec.shape,
+          job.spec.dtype,
+          job.spec.strategy,
+          job.spec.device};
+}
+
 }  // namespace
 
 std::string JobSpec::MergeKey() const { return SpecJson(*this).dump(); }
 
 class Job {
  public:
-  explicit Job(JobSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+  // `on_end` is called once, when an update first leaves the job finished, before any waiter
+  // sees it: so its job.finished line and metrics are there when a client learns the end. `wall`
+  // counts from the update that set it running (0 if it never ran).
+  using OnEnd = std::function<void(const JobSnapshot& job, double wall_seconds)>;
+  Job(JobSnapshot snapshot, OnEnd on_end)
+      : snapshot_(std::move(snapshot)), on_end_(std::move(on_end)) {}
 
   JobSnapshot Snapshot() const {
     std::lock_guard lock(mu_);
     return snapshot_;
   }
+  JobState State() const {
+    std::lock_guard lock(mu_);
+    return snapshot_.state;
+  }
   template <typename F>
   void Update(F&& change) {
+    std::optional<JobSnapshot> ended;
+    double wall = 0;
     {
       std::lock_guard lock(mu_);
       change(snapshot_);
       ++snapshot_.version;
+      const auto now = std::chrono::steady_clock::now();
+      if (snapshot_.state == JobState::kRunning && !ran_since_) ran_since_ = now;
+      if (snapshot_.finished() && !ended_) {
+        ended_ = true;
+        ended = snapshot_;
+        if (ran_since_) wall = std::chrono::duration<double>(now - *ran_since_).count();
+      }
     }
+    if (ended && on_end_) on_end_(*ended, wall);
     changed_.notify_all();
   }
   JobSnapshot WaitForChange(uint64_t after, std::chrono::steady_clock::time_point deadline) const {
@@ -113,6 +141,9 @@ class Job {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   JobSnapshot snapshot_;
+  const OnEnd on_end_;
+  std::optional<std::chrono::steady_clock::time_point> ran_since_;
+  bool ended_ = false;
 };
 
 struct JobManager::Lane {
@@ -125,9 +156,12 @@ struct JobManager::Lane {
 };
 
 JobManager::JobManager(Options options, store::Store& store, compiler::CompilePool& pool)
-    : options_(std::move(options)), store_(store), pool_(pool) {
-  auto first = std::make_unique<worker::WorkerProcess>(
-      worker::WorkerOptions{.executable = options_.worker_path, .ordinal = 0});
+    : options_(std::move(options)),
+      observer_(options_.observer ? *options_.observer : observe::NoObserver()),
+      store_(store),
+      pool_(pool) {
+  auto first = std::make_unique<worker::WorkerProcess>(worker::WorkerOptions{
+      .executable = options_.worker_path, .ordinal = 0, .observer = &observer_});
   auto info = first->Start();
   if (absl::IsFailedPrecondition(info.status())) {
     // No driver, no device or no worker binary: this host serves tables only.
@@ -141,7 +175,9 @@ JobManager::JobManager(Options options, store::Store& store, compiler::CompilePo
     lane->ordinal = ordinal;
     lane->worker = ordinal == 0 ? std::move(first)
                                 : std::make_unique<worker::WorkerProcess>(worker::WorkerOptions{
-                                      .executable = options_.worker_path, .ordinal = ordinal});
+                                      .executable = options_.worker_path,
+                                      .ordinal = ordinal,
+                                      .observer = &observer_});
     if (ordinal > 0) (void)lane->worker->Start();  // a failure shows as quarantine / state
     lanes_.push_back(std::move(lane));
   }
@@ -178,6 +214,32 @@ std::vector<GpuInfo> JobManager::Gpus() const {
   return out;
 }
 
+std::map<JobState, int> JobManager::CountByState() const {
+  std::map<JobState, int> counts = {{JobState::kQueued, 0},
+                                    {JobState::kRunning, 0},
+                                    {JobState::kSucceeded, 0},
+                                    {JobState::kFailed, 0},
+                                    {JobState::kCancelled, 0}};
+  std::lock_guard lock(mu_);
+  for (const auto& [id, job] : jobs_) ++counts[job->State()];
+  return counts;
+}
+
+void JobManager::ReportEnd(const JobSnapshot& job, double wall_seconds) {
+  observe::JobEnd end{InfoOf(job), JobStateName(job.state)};
+  for (const auto& [outcome, count] : job.progress.counts) {
+    end.candidates += count;
+    (outcome == Outcome::kOk ? end.ok : end.rejected) += count;
+  }
+  if (job.progress.best) {
+    end.best_us = job.progress.best->timing.median_us;
+    end.best_params = FormatParams(job.progress.best->params);
+  }
+  end.wall_seconds = wall_seconds;
+  end.error = job.error;
+  observer_.JobFinished(end);
+}
+
 std::shared_ptr<Job> JobManager::FindLocked(const std::string& id) const {
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second;
@@ -195,7 +257,7 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
     return absl::FailedPreconditionError(
         absl::StrCat("this host cannot tune (serving tables only): ", no_gpu_reason_));
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (shutting_down_) return absl::UnavailableError("the daemon is shutting down");
   if (!spec.idempotency_key.empty()) {
     auto it = by_idempotency_key_.find(spec.idempotency_key);
@@ -226,12 +288,15 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
   JobSnapshot snapshot;
   snapshot.id = absl::StrFormat("job-%06d-%04x", next_job_++, rng() & 0xffff);
   snapshot.spec = spec;
-  auto job = std::make_shared<Job>(snapshot);
+  auto job = std::make_shared<Job>(
+      snapshot, [this](const JobSnapshot& ended, double wall) { ReportEnd(ended, wall); });
   jobs_[snapshot.id] = job;
   in_flight_[merge_key] = snapshot.id;
   if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = snapshot.id;
   lane.queue.push_back(job);
   lane.wake.notify_one();
+  lock.unlock();
+  observer_.JobQueued(InfoOf(snapshot));
   return std::make_pair(snapshot.id, false);
 }
 
@@ -357,6 +422,8 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   }
   std::set<std::string> already;
   for (const Measurement& m : options.finished) already.insert(FormatParams(m.params));
+  const observe::JobInfo job_info = InfoOf(job->Snapshot());
+  observer_.JobStarted(job_info, static_cast<int64_t>(options.finished.size()));
 
   // Rows are written in small batches: each commit flushes the disk (synchronous=FULL), and a
   // crash loses at most one batch, which a resumed sweep simply measures again.
@@ -374,7 +441,10 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   auto result = sweeper.Run(
       options,
       [&](const Measurement& row, const tuner::Progress& progress) {
-        if (!already.count(FormatParams(row.params))) unsaved.push_back(row);
+        if (!already.count(FormatParams(row.params))) {
+          unsaved.push_back(row);
+          observer_.CandidateFinished({job_info.id, lane.ordinal, row});
+        }
         if (unsaved.size() >= 32 ||
             std::chrono::steady_clock::now() - last_flush > std::chrono::seconds(1)) {
           flush();

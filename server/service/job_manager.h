@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/family.h"
 #include "server/compiler/pool.h"
+#include "server/observe/events.h"
 #include "server/store/store.h"
 #include "server/tuner/sweep.h"
 #include "server/worker/supervisor.h"
@@ -85,6 +86,9 @@ class JobManager {
     int compile_threads = 0;
     std::string worker_path;  // empty: next to this program
     std::chrono::milliseconds candidate_timeout{10'000};
+    // Told of every job's queueing, start and end, every candidate measured, and (through the
+    // workers) every worker restart and quarantine. nullptr: nobody.
+    observe::Observer* observer = nullptr;
   };
 
   // Starts the first GPU's worker to learn how many GPUs there are. Without a driver or GPU the
@@ -95,6 +99,8 @@ class JobManager {
   // "" when GPUs are usable, else why not ("no CUDA driver on this host: ...").
   const std::string& no_gpu_reason() const { return no_gpu_reason_; }
   std::vector<GpuInfo> Gpus() const;
+  // How many of the jobs this daemon has seen are in each state (every state listed).
+  std::map<JobState, int> CountByState() const;
 
   // Queues a job (or returns the identical one in flight: merged = true). INVALID_ARGUMENT for a
   // bad spec, NOT_FOUND for an unknown GPU, FAILED_PRECONDITION without GPUs, UNAVAILABLE for a
@@ -121,8 +127,12 @@ class JobManager {
   void RunLane(Lane& lane);
   void RunJob(Lane& lane, const std::shared_ptr<Job>& job);
   std::shared_ptr<Job> FindLocked(const std::string& id) const;
+  // Tells the observer that a job ended (ran, or was cancelled before it started); each Job
+  // calls it once, from the update that ended it.
+  void ReportEnd(const JobSnapshot& job, double wall_seconds);
 
   const Options options_;
+  observe::Observer& observer_;
   store::Store& store_;
   compiler::CompilePool& pool_;
   std::string no_gpu_reason_;

@@ -69,13 +69,27 @@ AnswerDevice TunerService::AnswerDeviceOf(const Target& target) {
 }
 
 TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
-                           Authorizer authorizer, ServiceLimits limits)
+                           Authorizer authorizer, ServiceLimits limits,
+                           observe::Observer* observer)
     : store_(store),
       jobs_(jobs),
       pool_(pool),
       authorizer_(std::move(authorizer)),
+      observer_(observer ? *observer : observe::NoObserver()),
       streams_(limits.max_streams, "open WatchJob streams and WAIT_FOR_TUNING calls"),
       table_calls_(limits.max_table_calls, "table exports and imports") {}
+
+grpc::Status TunerService::Authorize(const grpc::ServerContext& context, Role needed,
+                                     std::string_view method) const {
+  grpc::Status status = authorizer_.Check(context, needed);
+  if (!status.ok()) {
+    const std::string full = absl::StrCat("cutune.v1.Tuner/", ToAbsl(method));
+    const auto code = static_cast<absl::StatusCode>(status.error_code());
+    observer_.AuthRefused({"grpc", context.peer(), full, absl::StatusCodeToString(code),
+                           status.error_message()});
+  }
+  return status;
+}
 
 absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
     const pb::DeviceSelector& selector, bool need_gpu) const {
@@ -134,7 +148,7 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
 
 grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest*,
                                        pb::ListDevicesResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "ListDevices"); !s.ok()) return s;
   for (const GpuInfo& gpu : jobs_.Gpus()) {
     pb::Device* d = response->add_devices();
     d->set_ordinal(gpu.ordinal);
@@ -159,7 +173,7 @@ grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::L
 grpc::Status TunerService::ListFamilies(grpc::ServerContext* context,
                                         const pb::ListFamiliesRequest*,
                                         pb::ListFamiliesResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "ListFamilies"); !s.ok()) return s;
   for (const kernels::KernelFamily* family : kernels::AllFamilies()) {
     FillFamily(*family, response->add_families());
   }
@@ -200,6 +214,7 @@ absl::Status TunerService::AwaitJob(const grpc::ServerContext& context,
 grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
                                          const pb::GetBestConfigRequest* request,
                                          pb::GetBestConfigResponse* response) {
+  const auto began = std::chrono::steady_clock::now();
   if (!pb::GetBestConfigRequest::OnMiss_IsValid(request->on_miss())) {
     return {grpc::StatusCode::INVALID_ARGUMENT,
             absl::StrCat("unknown on_miss value ", request->on_miss())};
@@ -207,7 +222,9 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   const bool tune = request->on_miss() == pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW_AND_TUNE ||
                     request->on_miss() == pb::GetBestConfigRequest::ON_MISS_WAIT_FOR_TUNING;
   // The role first: a read token learns nothing about a tuning request it may not make.
-  if (auto s = authorizer_.Check(*context, tune ? Role::kAdmin : Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, tune ? Role::kAdmin : Role::kRead, "GetBestConfig"); !s.ok()) {
+    return s;
+  }
   auto problem = Validate(request->problem());
   if (!problem.ok()) return ToGrpc(problem.status());
   // A fresh exact answer needs no GPU, so the device is resolved as for a plain lookup first;
@@ -220,6 +237,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   store::LookupResult found = store_.Lookup(query);
 
   const bool miss = found.rung != store::LookupRung::kExact || !found.stale.empty();
+  bool waited = false;
   if (tune && miss) {
     auto gpu = ResolveDevice(request->device(), /*need_gpu=*/true);
     if (!gpu.ok()) return ToGrpc(gpu.status());
@@ -245,6 +263,7 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
         context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
         return ToGrpc(slot.status());
       }
+      waited = true;
       if (absl::Status s = AwaitJob(*context, submitted->first); !s.ok()) {
         context->AddTrailingMetadata(std::string(kJobIdTrailer), submitted->first);
         return ToGrpc(s);
@@ -267,13 +286,16 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
     }
     response->set_cubin(compiled->cubin);
   }
+  observer_.LookupAnswered(
+      {store::LookupRungName(found.rung), !found.stale.empty(), waited,
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count()});
   return grpc::Status::OK;
 }
 
 grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
                                        const pb::StartTuningRequest* request,
                                        pb::StartTuningResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kAdmin, "StartTuning"); !s.ok()) return s;
   auto problem = Validate(request->problem());
   if (!problem.ok()) return ToGrpc(problem.status());
   JobSpec spec;
@@ -356,7 +378,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
 grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
                                     const pb::WatchJobRequest* request,
                                     grpc::ServerWriter<pb::JobProgress>* writer) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "WatchJob"); !s.ok()) return s;
   if (auto s = CheckJobId(request->job_id()); !s.ok()) return ToGrpc(s);
   auto job = jobs_.Get(request->job_id());
   if (!job.ok()) return ToGrpc(job.status());
@@ -382,7 +404,7 @@ grpc::Status TunerService::WatchJob(grpc::ServerContext* context,
 grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
                                      const pb::CancelJobRequest* request,
                                      pb::CancelJobResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kAdmin, "CancelJob"); !s.ok()) return s;
   if (auto s = CheckJobId(request->job_id()); !s.ok()) return ToGrpc(s);
   auto state = jobs_.Cancel(request->job_id());
   if (!state.ok()) return ToGrpc(state.status());
@@ -396,7 +418,7 @@ grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
 
 grpc::Status TunerService::ListJobs(grpc::ServerContext* context, const pb::ListJobsRequest*,
                                     pb::ListJobsResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "ListJobs"); !s.ok()) return s;
   for (const JobSnapshot& job : jobs_.List()) ToProto(job, response->add_jobs());
   return grpc::Status::OK;
 }
@@ -404,7 +426,7 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext* context, const pb::List
 grpc::Status TunerService::ListResults(grpc::ServerContext* context,
                                        const pb::ListResultsRequest* request,
                                        pb::ListResultsResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "ListResults"); !s.ok()) return s;
   if (request->limit() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "limit must be >= 0"};
   if (!request->job_id().empty()) {
     auto job = jobs_.Get(request->job_id());
@@ -448,11 +470,18 @@ grpc::Status TunerService::ListResults(grpc::ServerContext* context,
 grpc::Status TunerService::ExportTable(grpc::ServerContext* context,
                                        const pb::ExportTableRequest* request,
                                        pb::ExportTableResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kRead); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kRead, "ExportTable"); !s.ok()) return s;
   auto slot = table_calls_.Enter();
   if (!slot.ok()) return ToGrpc(slot.status());
   auto json = store::ExportTable(store_, {request->device_model(), request->include_rows()});
-  if (!json.ok()) return ToGrpc(json.status());
+  observe::TableExport exported{request->device_model(), request->include_rows()};
+  if (!json.ok()) {
+    exported.error = ToStd(json.status().message());
+    observer_.TableExported(exported);
+    return ToGrpc(json.status());
+  }
+  exported.bytes = static_cast<int64_t>(json->size());
+  observer_.TableExported(exported);
   response->set_json(std::move(*json));
   return grpc::Status::OK;
 }
@@ -460,7 +489,7 @@ grpc::Status TunerService::ExportTable(grpc::ServerContext* context,
 grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
                                        const pb::ImportTableRequest* request,
                                        pb::ImportTableResponse* response) {
-  if (auto s = authorizer_.Check(*context, Role::kAdmin); !s.ok()) return s;
+  if (auto s = Authorize(*context, Role::kAdmin, "ImportTable"); !s.ok()) return s;
   auto slot = table_calls_.Enter();
   if (!slot.ok()) return ToGrpc(slot.status());
   store::ImportOptions options = ImportRules(store::MergePolicy::kKeepFaster);
@@ -480,7 +509,17 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
               absl::StrCat("unknown merge policy ", request->policy())};
   }
   auto stats = store::ImportTable(store_, request->json(), options);
-  if (!stats.ok()) return ToGrpc(stats.status());
+  observe::TableImport imported{"ImportTable", static_cast<int64_t>(request->json().size())};
+  if (!stats.ok()) {
+    imported.error = ToStd(stats.status().message());
+    observer_.TableImported(imported);
+    return ToGrpc(stats.status());
+  }
+  imported.winners_added = stats->winners_added;
+  imported.winners_replaced = stats->winners_replaced;
+  imported.winners_kept = stats->winners_kept;
+  imported.rows_added = stats->rows_added;
+  observer_.TableImported(imported);
   response->set_winners_added(stats->winners_added);
   response->set_winners_replaced(stats->winners_replaced);
   response->set_winners_kept(stats->winners_kept);

@@ -14,6 +14,7 @@
 #include "server/service/answer.h"
 #include "server/service/auth.h"
 #include "server/service/call_limit.h"
+#include "server/observe/events.h"
 #include "server/service/job_manager.h"
 #include "server/store/store.h"
 
@@ -41,8 +42,11 @@ struct ServiceLimits {
 
 class TunerService final : public pb::Tuner::Service {
  public:
+  // `observer` (nullptr: nobody) is told of lookups, table imports and exports, and auth
+  // refusals.
   TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
-               Authorizer authorizer, ServiceLimits limits = {});
+               Authorizer authorizer, ServiceLimits limits = {},
+               observe::Observer* observer = nullptr);
 
   grpc::Status ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest* request,
                            pb::ListDevicesResponse* response) override;
@@ -72,11 +76,15 @@ class TunerService final : public pb::Tuner::Service {
   // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until
   // shortly before the caller's deadline (DEADLINE_EXCEEDED; the job goes on).
   absl::Status AwaitJob(const grpc::ServerContext& context, const std::string& job_id);
+  // authorizer_.Check, and an auth refusal told to the observer (`method`: "ListDevices").
+  grpc::Status Authorize(const grpc::ServerContext& context, Role needed,
+                         std::string_view method) const;
 
   store::Store& store_;
   JobManager& jobs_;
   compiler::CompilePool& pool_;
   const Authorizer authorizer_;
+  observe::Observer& observer_;
   CallLimit streams_;
   CallLimit table_calls_;
 };

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/strings.h"
 #include "server/worker/framing.h"
 
 extern char** environ;
@@ -50,9 +51,12 @@ std::optional<wpb::DeviceInfo> WorkerProcess::device() const {
   return device_;
 }
 
-void WorkerProcess::CountRestartLocked() {
-  std::lock_guard lock(state_mu_);
-  ++restarts_;
+void WorkerProcess::CountRestartLocked(std::string_view reason, std::string_view detail) {
+  {
+    std::lock_guard lock(state_mu_);
+    ++restarts_;
+  }
+  if (options_.observer) options_.observer->WorkerRestarted({options_.ordinal, reason, detail});
 }
 
 absl::Status WorkerProcess::SpawnLocked() {
@@ -147,6 +151,10 @@ absl::StatusOr<wpb::DeviceInfo> WorkerProcess::StartLocked() {
         std::lock_guard state(state_mu_);
         quarantined_ = true;
       }
+      if (options_.observer) {
+        options_.observer->DeviceQuarantined(
+            {options_.ordinal, start_failures_, ToStd(s.message())});
+      }
       return absl::UnavailableError(absl::StrCat(
           "GPU ", options_.ordinal, " is quarantined: its worker failed to start ",
           start_failures_, " times in a row (last: ", std::string(s.message()), ")"));
@@ -174,7 +182,9 @@ absl::StatusOr<wpb::Response> WorkerProcess::CallLocked(wpb::Request request,
   if (response.exiting()) {
     // Its context is poisoned: collect it now, so the next request starts a fresh worker
     // instead of meeting a dead one (and blaming that candidate).
-    CountRestartLocked();
+    const bool candidate = response.has_run() && response.run().outcome() == wpb::OUTCOME_FAULT;
+    CountRestartLocked(candidate ? "fault" : "poisoned",
+                       candidate ? response.run().detail() : response.error());
     ReapLocked();
   }
   return response;
@@ -224,8 +234,8 @@ absl::StatusOr<wpb::RunResult> WorkerProcess::Run(const wpb::Run& run,
   auto response = CallLocked(request, timeout);
   wpb::RunResult result;
   if (!response.ok()) {
-    CountRestartLocked();
-    if (absl::IsDeadlineExceeded(response.status())) {
+    const bool hung = absl::IsDeadlineExceeded(response.status());
+    if (hung) {
       result.set_outcome(wpb::OUTCOME_TIMEOUT);
       result.set_detail(absl::StrCat("no result within ", timeout.count(),
                                      " ms; the worker was killed and replaced"));
@@ -233,6 +243,7 @@ absl::StatusOr<wpb::RunResult> WorkerProcess::Run(const wpb::Run& run,
       result.set_outcome(wpb::OUTCOME_FAULT);
       result.set_detail("the worker process died while running this candidate; replaced");
     }
+    CountRestartLocked(hung ? "timeout" : "fault", result.detail());
     return result;
   }
   if (!response->has_run()) {
@@ -241,7 +252,7 @@ absl::StatusOr<wpb::RunResult> WorkerProcess::Run(const wpb::Run& run,
   result = response->run();
   if (result.outcome() == wpb::OUTCOME_FAULT && !response->exiting()) {
     // A worker that does not say so (an older one) still exits after a sticky error.
-    CountRestartLocked();
+    CountRestartLocked("fault", result.detail());
     ReapLocked();
   }
   return result;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "cutune/v1/worker.pb.h"
+#include "server/observe/events.h"
 
 namespace cutune::worker {
 
@@ -23,6 +24,8 @@ struct WorkerOptions {
   std::chrono::milliseconds start_timeout{60'000};
   std::chrono::milliseconds prepare_timeout{300'000};
   int max_start_failures = 3;  // consecutive failed starts before the GPU is quarantined
+  // Told of every worker replaced and of the quarantine; nullptr: nobody.
+  observe::Observer* observer = nullptr;
 };
 
 // Where cutune-worker lives: $CUTUNE_WORKER, else beside /proc/self/exe, else "cutune-worker".
@@ -66,7 +69,8 @@ class WorkerProcess {
   absl::StatusOr<wpb::Response> CallLocked(wpb::Request request,
                                            std::chrono::milliseconds timeout);
 
-  void CountRestartLocked();
+  // Counts a replaced worker and tells the observer why ("fault", "timeout", "poisoned").
+  void CountRestartLocked(std::string_view reason, std::string_view detail);
 
   const WorkerOptions options_;
   mutable std::mutex mu_;  // held for every exchange with the worker (a whole candidate run)

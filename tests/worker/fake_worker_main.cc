@@ -5,7 +5,9 @@
 //   FAKE_WORKER_RUN_LOG=FILE appends "run verify=0|1" per run (to count what was measured);
 //   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory;
 //   FAKE_WORKER_POISON_FILE=F: while F exists, the next run removes it and answers as a poisoned
-//   worker does (an error marked exiting, then exit). It
+//   worker does (an error marked exiting, then exit); FAKE_WORKER_CRASH_FILE=F and
+//   FAKE_WORKER_HANG_FILE=F: while F exists, the next run removes it and dies (a candidate that
+//   faults) or hangs (one that times out), for tests of a whole daemon. It
 //   describes itself as an H100-like sm_90 device with 80 GiB, so the service's pruning and
 //   memory checks see real limits.
 #include <unistd.h>
@@ -72,6 +74,14 @@ int main(int argc, char** argv) {
     } else if (request.has_run()) {
       if (request.run().debug_crash()) std::abort();
       if (request.run().debug_hang()) std::this_thread::sleep_for(std::chrono::hours(1));
+      if (const char* crash = std::getenv("FAKE_WORKER_CRASH_FILE");
+          crash != nullptr && std::remove(crash) == 0) {
+        std::abort();
+      }
+      if (const char* hang = std::getenv("FAKE_WORKER_HANG_FILE");
+          hang != nullptr && std::remove(hang) == 0) {
+        std::this_thread::sleep_for(std::chrono::hours(1));
+      }
       if (const char* log = std::getenv("FAKE_WORKER_RUN_LOG")) {
         std::ofstream(log, std::ios::app) << "run verify=" << request.run().verify() << "\n";
       }
