@@ -6,12 +6,13 @@ set -euo pipefail
 # python3-venv, -pip, -setuptools and -wheel: the Python package's install test runs
 # `pip install ./client/python` into a fresh venv without network or build isolation;
 # python3-numpy: its launch test, where a stand-in for CuPy runs the kernels on the CPU.
+# libcpp-httplib-dev: cutuned's HTTP server (Prometheus /metrics) and the tests' scrapes.
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libsqlite3-dev sqlite3 libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev chromium
+  libcli11-dev nlohmann-json3-dev libcpp-httplib-dev chromium
   python3 python3-grpcio python3-protobuf
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy
 )
