@@ -77,4 +77,23 @@ absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text) {
   return out;
 }
 
+absl::Status CheckExposure(const ListenAddress& address, std::string_view flag,
+                           const ExposureGuards& guards) {
+  if (address.loopback) return absl::OkStatus();
+  const std::string where = address.WithPort(address.port);
+  if (!guards.tls && !guards.allow_insecure_remote) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing plaintext on non-loopback address '", where, "' (", ToAbsl(flag),
+        "): give --tls-cert/--tls-key, listen on 127.0.0.1",
+        flag == "--listen" ? " or unix:PATH" : "", ", or pass --allow-insecure-remote"));
+  }
+  if (!guards.authenticated && !guards.allow_unauthenticated) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "refusing to serve non-loopback address '", where, "' (", ToAbsl(flag),
+        ") to anyone who reaches it: give --admin-tokens/--read-tokens or --tls-client-ca, or "
+        "pass --allow-unauthenticated"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace cutune::service

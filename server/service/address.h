@@ -27,4 +27,20 @@ struct ListenAddress {
 // "HOST:PORT" or "[IPV6]:PORT" with a port in [0, 65535].
 absl::StatusOr<ListenAddress> ParseListenAddress(std::string_view text);
 
+// What guards a listener: the daemon's TLS and authentication settings, shared by the gRPC
+// address (--listen) and the HTTP one (--metrics-listen).
+struct ExposureGuards {
+  bool tls = false;            // --tls-cert/--tls-key
+  bool authenticated = false;  // bearer tokens or client certificates (--tls-client-ca)
+  bool allow_insecure_remote = false;
+  bool allow_unauthenticated = false;
+};
+
+// The one exposure rule: a loopback address is open; any other needs encryption (TLS) unless
+// --allow-insecure-remote, and a way to tell clients apart (tokens or client certificates) unless
+// --allow-unauthenticated. INVALID_ARGUMENT names the address, the flag that gave it (`flag`) and
+// the ways out.
+absl::Status CheckExposure(const ListenAddress& address, std::string_view flag,
+                           const ExposureGuards& guards);
+
 }  // namespace cutune::service

@@ -1,6 +1,7 @@
 // cutuned: the cutune daemon. Serves cutune.v1.Tuner, grpc.health.v1 and (optionally) server
 // reflection; tunes on this host's GPUs through one worker process each; keeps everything in
-// SQLite. Without a GPU it is a table server: lookups from imported tables, no tuning.
+// SQLite. Without a GPU it is a table server: lookups from imported tables, no tuning. Logs one
+// line per event (--log-format, --log-level) and serves Prometheus metrics on --metrics-listen.
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -13,7 +14,6 @@
 #include <iostream>
 #include <thread>
 
-#include "CLI/CLI.hpp"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
@@ -28,10 +28,17 @@
 #include "server/compiler/pool.h"
 #include "server/core/files.h"
 #include "server/core/limits.h"
+#include "server/core/log.h"
+#include "server/core/strings.h"
+#include "server/http/http_server.h"
+#include "server/observe/log_observer.h"
+#include "server/observe/metrics.h"
 #include "server/service/address.h"
+#include "server/service/daemon_flags.h"
 #include "server/service/health.h"
 #include "server/service/in_flight.h"
 #include "server/service/job_manager.h"
+#include "server/service/metrics_gauges.h"
 #include "server/service/tuner_service.h"
 #include "server/store/store.h"
 #include "server/store/tables.h"
@@ -39,46 +46,14 @@
 namespace {
 
 using namespace cutune;
+using Flags = service::DaemonFlags;
 
-struct Flags {
-  std::string listen = "127.0.0.1:50051";
-  std::string db = std::string(store::Store::kDefaultPath);
-  std::string tables;
-  std::string tls_cert, tls_key, tls_client_ca;
-  std::string admin_tokens, read_tokens;
-  bool allow_insecure_remote = false;
-  bool allow_unauthenticated = false;
-  int max_threads = 256;
-  int max_streams = 64;
-  int max_table_calls = 2;
-  bool reflection = true;
-  int max_queue = 8;
-  int compile_threads = 0;
-  std::string worker;
-  std::string cache_dir;
-  double grace_seconds = 10;
-  int candidate_timeout_ms = 10'000;
-};
-
-// What a non-loopback address needs: encryption (TLS) unless --allow-insecure-remote, and a way to
-// tell clients apart (bearer tokens or client certificates) unless --allow-unauthenticated.
-absl::Status CheckExposure(const Flags& flags, const service::ListenAddress& address) {
-  if (address.loopback) return absl::OkStatus();
-  if (flags.tls_cert.empty() && !flags.allow_insecure_remote) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "refusing plaintext on non-loopback address '", flags.listen,
-        "': give --tls-cert/--tls-key, listen on 127.0.0.1 or unix:PATH, or pass "
-        "--allow-insecure-remote"));
-  }
-  const bool authenticated =
-      !flags.admin_tokens.empty() || !flags.read_tokens.empty() || !flags.tls_client_ca.empty();
-  if (!authenticated && !flags.allow_unauthenticated) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "refusing to serve non-loopback address '", flags.listen,
-        "' to anyone who reaches it: give --admin-tokens/--read-tokens or --tls-client-ca, or "
-        "pass --allow-unauthenticated"));
-  }
-  return absl::OkStatus();
+service::ExposureGuards GuardsOf(const Flags& flags) {
+  return {.tls = !flags.tls_cert.empty(),
+          .authenticated = !flags.admin_tokens.empty() || !flags.read_tokens.empty() ||
+                           !flags.tls_client_ca.empty(),
+          .allow_insecure_remote = flags.allow_insecure_remote,
+          .allow_unauthenticated = flags.allow_unauthenticated};
 }
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags& flags) {
@@ -107,7 +82,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(const Flags
   return grpc::SslServerCredentials(options);
 }
 
-absl::Status ImportTables(store::Store& store, const std::string& dir) {
+absl::Status ImportTables(store::Store& store, const std::string& dir,
+                          observe::Observer& observer) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("--tables: '", dir, "' is not a directory"));
@@ -118,17 +94,23 @@ absl::Status ImportTables(store::Store& store, const std::string& dir) {
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
-    auto text = ReadFile(file.string());
+    const std::string path = file.string();
+    auto text = ReadFile(path);
     if (!text.ok()) return text.status();
     auto stats = store::ImportTable(store, *text,
                                     service::ImportRules(store::MergePolicy::kKeepFaster));
+    observe::TableImport imported{path, static_cast<int64_t>(text->size())};
     if (!stats.ok()) {
+      imported.error = ToStd(stats.status().message());
+      observer.TableImported(imported);
       return absl::Status(stats.status().code(),
-                          absl::StrCat(file.string(), ": ", std::string(stats.status().message())));
+                          absl::StrCat(path, ": ", std::string(stats.status().message())));
     }
-    std::cerr << "cutuned: imported " << file.string() << ": " << stats->winners_added
-              << " winners added, " << stats->winners_replaced << " replaced, "
-              << stats->winners_kept << " kept\n";
+    imported.winners_added = stats->winners_added;
+    imported.winners_replaced = stats->winners_replaced;
+    imported.winners_kept = stats->winners_kept;
+    imported.rows_added = stats->rows_added;
+    observer.TableImported(imported);
   }
   return absl::OkStatus();
 }
@@ -168,65 +150,47 @@ absl::Status CheckUnixSocketFree(const service::ListenAddress& address) {
   return absl::OkStatus();
 }
 
-int Fail(const absl::Status& status) {
-  std::cerr << "cutuned: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-            << "\n";
-  return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+// A start-up failure: logged, and exit 2 for a bad flag value (as for the flags CLI11 refuses),
+// 1 for the rest.
+int Fail(log::Logger& logger, const absl::Status& status) {
+  logger.Error("daemon.failed", {{"code", absl::StatusCodeToString(status.code())},
+                                 {"error", ToStd(status.message())}});
+  return status.code() == absl::StatusCode::kInvalidArgument ? service::kExitUsage : 1;
+}
+
+// The metrics server's address: TCP only (Prometheus scrapes host:port), and the exposure rule
+// of the gRPC address.
+absl::StatusOr<service::ListenAddress> MetricsAddress(const Flags& flags) {
+  auto address = service::ParseListenAddress(flags.metrics_listen);
+  if (!address.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics-listen: ", std::string(address.status().message())));
+  }
+  if (address->kind != service::ListenAddress::Kind::kTcp) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--metrics-listen '", flags.metrics_listen, "' is not HOST:PORT (Prometheus scrapes TCP)"));
+  }
+  if (auto s = service::CheckExposure(*address, "--metrics-listen", GuardsOf(flags)); !s.ok()) {
+    return s;
+  }
+  return address;
 }
 
 }  // namespace
 
+
 int main(int argc, char** argv) {
   Flags flags;
-  CLI::App app{"cutuned: CUDA kernel autotuner daemon (gRPC service cutune.v1.Tuner)"};
-  app.set_version_flag("--version", "cutuned " CUTUNE_VERSION);
-  app.add_option("--listen", flags.listen,
-                 "Address: host:port, or unix:PATH. Plaintext only on loopback/unix unless "
-                 "--allow-insecure-remote")
-      ->capture_default_str();
-  app.add_option("--db", flags.db, "SQLite database (created if missing)")->capture_default_str();
-  app.add_option("--tables", flags.tables, "Import every *.json tuning table in DIR at start");
-  app.add_option("--tls-cert", flags.tls_cert, "Server certificate (PEM)");
-  app.add_option("--tls-key", flags.tls_key, "Server private key (PEM)");
-  app.add_option("--tls-client-ca", flags.tls_client_ca,
-                 "CA bundle (PEM) for client certificates: enables mutual TLS");
-  app.add_option("--admin-tokens", flags.admin_tokens,
-                 "File of bearer tokens (one per line) allowed to tune, cancel and import");
-  app.add_option("--read-tokens", flags.read_tokens,
-                 "File of read-only bearer tokens (lookups, listings, export)");
-  app.add_flag("--allow-insecure-remote", flags.allow_insecure_remote,
-               "Allow plaintext on a non-loopback address");
-  app.add_flag("--allow-unauthenticated", flags.allow_unauthenticated,
-               "Serve a non-loopback address without tokens or client certificates");
-  app.add_option("--max-threads", flags.max_threads,
-                 "Server threads for RPCs; past them a call gets RESOURCE_EXHAUSTED")
-      ->capture_default_str()
-      ->check(CLI::Range(8, 65536));
-  app.add_option("--max-streams", flags.max_streams,
-                 "WatchJob streams and WAIT_FOR_TUNING calls open at once")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65536));
-  app.add_option("--max-table-calls", flags.max_table_calls,
-                 "ExportTable and ImportTable calls running at once (each may hold a whole table "
-                 "in memory)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  app.add_flag("--reflection,!--no-reflection", flags.reflection,
-               "gRPC server reflection (default on)");
-  app.add_option("--max-queue", flags.max_queue, "Queued jobs per GPU before RESOURCE_EXHAUSTED")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--compile-threads", flags.compile_threads, "NVRTC threads (0: one per core)");
-  app.add_option("--worker", flags.worker, "Path of cutune-worker (default: beside cutuned)");
-  app.add_option("--cache-dir", flags.cache_dir,
-                 "Compile cache directory (default $CUTUNE_CACHE_DIR or ~/.cache/cutune/nvrtc)");
-  app.add_option("--grace-seconds", flags.grace_seconds, "Shutdown grace period on SIGTERM")
-      ->capture_default_str();
-  app.add_option("--candidate-timeout-ms", flags.candidate_timeout_ms,
-                 "A candidate running longer is killed and recorded as a timeout")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  CLI11_PARSE(app, argc, argv);
+  if (auto exit = service::ParseDaemonFlags(std::vector<std::string>(argv, argv + argc), flags,
+                                            std::cout, std::cerr)) {
+    return *exit;
+  }
+  // Valid by now: the flags only accept these names.
+  log::Logger logger(*log::ParseFormat(flags.log_format), *log::ParseLevel(flags.log_level));
+  observe::LogObserver log_events(logger);
+  observe::Metrics metrics(CUTUNE_VERSION);
+  observe::Fanout events({&log_events, &metrics});
+
   // Debian builds abseil with mutex deadlock detection on: graph bookkeeping on every gRPC mutex
   // acquisition, a measurable share of a cached lookup's cost.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
@@ -239,20 +203,30 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   auto address = service::ParseListenAddress(flags.listen);
-  if (!address.ok()) return Fail(address.status());
-  if (auto s = CheckExposure(flags, *address); !s.ok()) return Fail(s);
+  if (!address.ok()) return Fail(logger, address.status());
+  if (auto s = service::CheckExposure(*address, "--listen", GuardsOf(flags)); !s.ok()) {
+    return Fail(logger, s);
+  }
+  std::optional<service::ListenAddress> metrics_address;
+  if (!flags.metrics_listen.empty()) {
+    auto parsed = MetricsAddress(flags);
+    if (!parsed.ok()) return Fail(logger, parsed.status());
+    metrics_address = *parsed;
+  }
   auto credentials = Credentials(flags);
-  if (!credentials.ok()) return Fail(credentials.status());
+  if (!credentials.ok()) return Fail(logger, credentials.status());
   std::vector<std::string> warnings;
   auto authorizer =
       service::Authorizer::FromFiles(flags.admin_tokens, flags.read_tokens, &warnings);
-  if (!authorizer.ok()) return Fail(authorizer.status());
-  for (const std::string& warning : warnings) std::cerr << "cutuned: warning: " << warning << "\n";
-  if (auto s = CheckUnixSocketFree(*address); !s.ok()) return Fail(s);
+  if (!authorizer.ok()) return Fail(logger, authorizer.status());
+  for (const std::string& warning : warnings) {
+    logger.Warning("auth.warning", {{"warning", warning}});
+  }
+  if (auto s = CheckUnixSocketFree(*address); !s.ok()) return Fail(logger, s);
   auto store = store::Store::Open(flags.db, service::StoreRules());
-  if (!store.ok()) return Fail(store.status());
+  if (!store.ok()) return Fail(logger, store.status());
   if (!flags.tables.empty()) {
-    if (auto s = ImportTables(**store, flags.tables); !s.ok()) return Fail(s);
+    if (auto s = ImportTables(**store, flags.tables, events); !s.ok()) return Fail(logger, s);
   }
 
   std::optional<compiler::CompileCache> cache;
@@ -263,19 +237,24 @@ int main(int argc, char** argv) {
     if (opened.ok()) {
       cache = std::move(*opened);
     } else {
-      std::cerr << "cutuned: compile cache off: " << opened.status().message() << "\n";
+      logger.Warning("compile_cache.off", {{"error", ToStd(opened.status().message())}});
     }
   }
   compiler::CachingCompiler compiler(std::move(cache));
   compiler::CompilePool pool(compiler, flags.compile_threads);
-  service::JobManager jobs({.max_queue_per_gpu = flags.max_queue,
-                            .compile_threads = flags.compile_threads,
-                            .worker_path = flags.worker,
-                            .candidate_timeout = std::chrono::milliseconds(flags.candidate_timeout_ms)},
-                           **store, pool);
+  service::JobManager jobs(
+      {.max_queue_per_gpu = flags.max_queue,
+       .compile_threads = flags.compile_threads,
+       .worker_path = flags.worker,
+       .candidate_timeout = std::chrono::milliseconds(flags.candidate_timeout_ms),
+       .observer = &events},
+      **store, pool);
+  // The HTTP side checks tokens with the same authorizer as the gRPC side.
+  auto http_authorizer = std::make_shared<const service::Authorizer>(*authorizer);
   service::TunerService service(**store, jobs, pool, std::move(*authorizer),
                                 {.max_streams = flags.max_streams,
-                                 .max_table_calls = flags.max_table_calls});
+                                 .max_table_calls = flags.max_table_calls},
+                                &events);
   service::HealthService health;
 
   grpc::EnableDefaultHealthCheckService(false);  // ours (health.h) ends its streams on SIGTERM
@@ -288,7 +267,7 @@ int main(int argc, char** argv) {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(&service);
   builder.RegisterService(&health);
-  service::InFlightCalls in_flight;
+  service::InFlightCalls in_flight(&events);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(in_flight.Factory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -301,33 +280,63 @@ int main(int argc, char** argv) {
   builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || (port == 0 && address->kind == service::ListenAddress::Kind::kTcp)) {
-    return Fail(absl::UnavailableError(absl::StrCat(
-        "cannot listen on '", flags.listen,
-        "' (in use by another cutuned or program? a host this machine does not have?)")));
+    return Fail(logger, absl::UnavailableError(absl::StrCat(
+                            "cannot listen on '", flags.listen,
+                            "' (in use by another cutuned or program? a host this machine does "
+                            "not have?)")));
   }
+
+  // /metrics, one route of the daemon's HTTP server (a later dashboard adds its pages here).
+  std::optional<http::Server> http_server;
+  std::string metrics_bound;
+  if (metrics_address) {
+    service::AddServiceGauges(metrics, jobs, flags.db, in_flight);
+    http_server.emplace(http::ServerOptions{
+        .host = metrics_address->host,
+        .port = metrics_address->port,
+        .tls_cert = flags.tls_cert,
+        .tls_key = flags.tls_key,
+        .tls_client_ca = flags.tls_client_ca,
+        .authorize =
+            [http_authorizer, &events](const http::Request& request) {
+              absl::Status allowed =
+                  http_authorizer->CheckBearer(request.authorization, service::Role::kRead);
+              if (!allowed.ok()) {
+                events.AuthRefused({"http", request.peer, request.method + " " + request.path,
+                                    absl::StatusCodeToString(allowed.code()),
+                                    ToStd(allowed.message())});
+              }
+              return allowed;
+            },
+    });
+    http_server->Route("/metrics", [&metrics](const http::Request&) {
+      return http::Response{200, std::string(observe::prometheus::kContentType), metrics.Render()};
+    });
+    if (auto s = http_server->Start(); !s.ok()) {
+      server->Shutdown(std::chrono::system_clock::now());
+      jobs.Shutdown();
+      return Fail(logger, s);
+    }
+    metrics_bound = metrics_address->WithPort(http_server->port());
+  }
+
   auto set_gpu_health = [&health](int ordinal, bool serving) {
     health.SetServingStatus(absl::StrCat("cutune.v1.Tuner/gpu", ordinal), serving);
   };
   health.SetServingStatus("cutune.v1.Tuner", true);
-  for (const service::GpuInfo& gpu : jobs.Gpus()) set_gpu_health(gpu.ordinal, !gpu.quarantined);
-  jobs.SetHealthCallback(set_gpu_health);
-
-  // With port 0 the kernel picks one: say which, so scripts can connect.
-  std::cerr << "cutuned: listening on " << address->WithPort(port) << " (db " << flags.db
-            << ")\n";
-  if (!jobs.no_gpu_reason().empty()) {
-    std::cerr << "cutuned: no GPU, serving tables only: " << jobs.no_gpu_reason() << "\n";
-  }
+  observe::DaemonStart started{CUTUNE_VERSION, address->WithPort(port), metrics_bound, flags.db};
   for (const service::GpuInfo& gpu : jobs.Gpus()) {
-    std::cerr << "cutuned: GPU " << gpu.ordinal << ": "
-              << (gpu.device ? gpu.device->name() : std::string("not started"))
-              << (gpu.quarantined ? " (quarantined)" : "") << "\n";
+    set_gpu_health(gpu.ordinal, !gpu.quarantined);
+    started.gpus.push_back({gpu.ordinal, gpu.device ? gpu.device->name() : "", gpu.quarantined});
   }
+  jobs.SetHealthCallback(set_gpu_health);
+  started.no_gpu_reason = jobs.no_gpu_reason();
+  // With port 0 the kernel picks one: the line says which, so scripts can connect.
+  events.DaemonStarted(started);
 
   int received = 0;
   sigwait(&signals, &received);
-  std::cerr << "cutuned: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
-            << ": shutting down\n";
+  events.DaemonStopping(received == SIGTERM ? "SIGTERM" : "SIGINT");
   health.Shutdown();  // every service NOT_SERVING, every health watch ended
   std::thread stopper([&] { jobs.Shutdown(); });  // also ends WatchJob and WAIT_FOR_TUNING calls
   // Calls in flight may finish within the grace period; then the server stops at once (a short
@@ -339,9 +348,10 @@ int main(int argc, char** argv) {
   }
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
   stopper.join();
+  if (http_server) http_server->Stop();
   if (auto s = (*store)->Checkpoint(); !s.ok()) {
-    std::cerr << "cutuned: checkpoint failed: " << s.message() << "\n";
+    logger.Error("store.checkpoint_failed", {{"error", ToStd(s.message())}});
   }
-  std::cerr << "cutuned: stopped\n";
+  events.DaemonStopped();
   return 0;
 }

@@ -205,13 +205,29 @@ std::optional<int> Daemon::RunToExit(const std::vector<std::string>& args, std::
 std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args,
                                       const std::vector<std::string>& env,
                                       const std::string& listen) {
-  std::unique_ptr<Daemon> daemon(new Daemon);
-  daemon->target_ = listen.empty() ? "unix:" + daemon->dir_.File("cutuned.sock") : listen;
-  std::vector<std::string> argv = {"--listen", daemon->target_, "--cache-dir",
-                                   daemon->dir_.File("cache")};
+  auto dir = std::make_unique<TempDir>();
+  const std::string target = listen.empty() ? "unix:" + dir->File("cutuned.sock") : listen;
+  std::vector<std::string> argv = {"--listen", target, "--cache-dir", dir->File("cache")};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t pid = SpawnCutuned(argv, env, daemon->dir_.File("cutuned.log"));
+  return Launch(std::move(dir), argv, env, target);
+}
+
+std::unique_ptr<Daemon> Daemon::StartExactly(const std::vector<std::string>& args,
+                                             const std::string& target,
+                                             const std::vector<std::string>& env) {
+  return Launch(std::make_unique<TempDir>(), args, env, target);
+}
+
+std::unique_ptr<Daemon> Daemon::Launch(std::unique_ptr<TempDir> dir,
+                                       const std::vector<std::string>& args,
+                                       const std::vector<std::string>& env,
+                                       const std::string& target) {
+  std::unique_ptr<Daemon> daemon(new Daemon);
+  daemon->dir_ = std::move(dir);
+  daemon->target_ = target;
+  const pid_t pid = SpawnCutuned(args, env, daemon->dir_->File("cutuned.log"));
   daemon->pid_ = pid;
+  // Serving once it says so: daemon.started is logged after both servers listen.
   const bool up = WaitUntil(
       [&] {
         int status = 0;
@@ -219,18 +235,15 @@ std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args,
           daemon->pid_ = -1;
           return true;  // exited: reported below
         }
-        // A fresh channel per attempt: one that failed to connect backs off for seconds.
-        daemon->channel_ = grpc::CreateChannel(daemon->target_, grpc::InsecureChannelCredentials());
-        daemon->stub_ = pb::Tuner::NewStub(daemon->channel_);
-        auto context = Context(std::chrono::milliseconds(200));
-        pb::ListDevicesResponse response;
-        return daemon->stub_->ListDevices(context.get(), {}, &response).ok();
+        return daemon->log().find("daemon.started") != std::string::npos;
       },
       std::chrono::seconds(30));
   if (!up || daemon->pid_ < 0) {
     ADD_FAILURE() << "cutuned did not come up; its log:\n" << daemon->log();
     return nullptr;
   }
+  daemon->channel_ = grpc::CreateChannel(daemon->target_, grpc::InsecureChannelCredentials());
+  daemon->stub_ = pb::Tuner::NewStub(daemon->channel_);
   return daemon;
 }
 
@@ -241,7 +254,21 @@ Daemon::~Daemon() {
   }
 }
 
-std::string Daemon::log() const { return ReadAll(dir_.File("cutuned.log")); }
+std::string Daemon::log() const { return ReadAll(dir_->File("cutuned.log")); }
+
+std::string Daemon::LoggedValue(std::string_view event, std::string_view key) const {
+  std::istringstream lines(log());
+  std::string line;
+  const std::string field = " " + std::string(key) + "=";
+  while (std::getline(lines, line)) {
+    if (line.find(" " + std::string(event) + " ") == std::string::npos) continue;
+    const size_t at = line.find(field);
+    if (at == std::string::npos) continue;
+    const size_t begin = at + field.size();
+    return line.substr(begin, line.find(' ', begin) - begin);
+  }
+  return "";
+}
 
 std::optional<int> Daemon::Stop(int signal, std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return std::nullopt;

@@ -133,7 +133,8 @@ pb::JobProgress JobNow(pb::Tuner::Stub& stub, const std::string& job_id);
 bool WaitUntil(const std::function<bool()>& ready,
                std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
-// A real cutuned child process listening on a unix socket in its own temporary directory.
+// A real cutuned child process listening on a unix socket in its own temporary directory; it is
+// up once its log says daemon.started.
 class Daemon {
  public:
   // Starts cutuned with `args` (plus --listen and --cache-dir) and `env` ("NAME=value" added to
@@ -142,6 +143,11 @@ class Daemon {
   static std::unique_ptr<Daemon> Start(const std::vector<std::string>& args,
                                        const std::vector<std::string>& env = {},
                                        const std::string& listen = "");
+  // Starts cutuned with exactly `args` (nothing added: e.g. a --config file says where it
+  // listens) and connects to `target`.
+  static std::unique_ptr<Daemon> StartExactly(const std::vector<std::string>& args,
+                                              const std::string& target,
+                                              const std::vector<std::string>& env = {});
 
   // Runs cutuned with exactly `args` (nothing added) until it exits or `timeout` passes (then
   // kills it); returns the exit code (nullopt: killed or signalled) and sets `output`.
@@ -154,6 +160,10 @@ class Daemon {
   pb::Tuner::Stub& stub() { return *stub_; }
   pid_t pid() const { return pid_; }
   std::string log() const;
+  // From the first text-format log line of `event` that has it, the value of `key` (unquoted
+  // values only): e.g. LoggedValue("daemon.started", "metrics_listen").
+  std::string LoggedValue(std::string_view event, std::string_view key) const;
+  const TempDir& dir() const { return *dir_; }
 
   // Sends `signal` and waits up to `timeout` for the exit; the exit code, or nullopt if it did
   // not exit (or was killed by a signal).
@@ -161,7 +171,11 @@ class Daemon {
 
  private:
   Daemon() = default;
-  TempDir dir_;
+  static std::unique_ptr<Daemon> Launch(std::unique_ptr<TempDir> dir,
+                                        const std::vector<std::string>& args,
+                                        const std::vector<std::string>& env,
+                                        const std::string& target);
+  std::unique_ptr<TempDir> dir_;
   std::string target_;
   pid_t pid_ = -1;
   std::shared_ptr<grpc::Channel> channel_;
