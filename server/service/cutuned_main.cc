@@ -195,6 +195,9 @@ int main(int argc, char** argv) {
   // acquisition, a measurable share of a cached lookup's cost.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 
+  // A scraper that hangs up mid-answer must not end the daemon: OpenSSL writes TLS records with
+  // write(2), which raises SIGPIPE (plain sockets are written with MSG_NOSIGNAL).
+  signal(SIGPIPE, SIG_IGN);
   // Signals are taken by one thread with sigwait; every thread started later inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);

@@ -99,6 +99,7 @@ TEST(DaemonTest, QuarantinedGpuIsNotServingWhileTheServiceIs) {
   EXPECT_EQ(Health(daemon->channel(), "cutune.v1.Tuner"), HealthResult(kServing));
   EXPECT_EQ(Health(daemon->channel(), "cutune.v1.Tuner/gpu0"), HealthResult(kNotServing));
   EXPECT_THAT(daemon->log(), HasSubstr("(quarantined)"));
+  EXPECT_THAT(daemon->log(), HasSubstr(" ERROR gpu.quarantined device=0 failures=3 "));
   pb::StartTuningResponse started;
   EXPECT_THAT(daemon->stub().StartTuning(Context().get(), SmallJob(64, 64), &started),
               HasStatus(grpc::StatusCode::UNAVAILABLE, "GPU 0 is quarantined"));

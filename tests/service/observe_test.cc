@@ -273,6 +273,7 @@ TEST(DaemonMetricsTest, ConfiguredTokensGuardMetricsAsTheyGuardRpcs) {
 }
 
 TEST(DaemonMetricsTest, ServesOverTlsWithTheDaemonsCertificate) {
+  signal(SIGPIPE, SIG_IGN);  // the plaintext attempt below meets a closing TLS socket
   TempDir dir;
   const std::filesystem::path tls = CUTUNE_TLS_ASSETS;
   auto daemon = Daemon::Start({"--db", dir.File("s.db"), "--worker", FakeWorker(), "--tls-cert",
@@ -288,6 +289,28 @@ TEST(DaemonMetricsTest, ServesOverTlsWithTheDaemonsCertificate) {
   EXPECT_THAT(scrape.body, HasSubstr("cutune_build_info"));
   httplib::Client plain(host, port);  // plaintext to a TLS port gets no answer
   EXPECT_NE(Get(plain, "/metrics").status, 200);
+}
+
+TEST(DaemonMetricsTest, AClientCaMeansScrapersPresentCertificatesToo) {
+  // The refused handshake closes the connection under the client's TLS writes.
+  signal(SIGPIPE, SIG_IGN);
+  TempDir dir;
+  const std::filesystem::path tls = CUTUNE_TLS_ASSETS;
+  auto daemon = Daemon::Start({"--db", dir.File("s.db"), "--worker", FakeWorker(), "--tls-cert",
+                               (tls / "server.pem").string(), "--tls-key",
+                               (tls / "server.key").string(), "--tls-client-ca",
+                               (tls / "ca.pem").string(), "--metrics-listen", "127.0.0.1:0"});
+  ASSERT_NE(daemon, nullptr);
+  const int port = MetricsAddress(*daemon).second;
+  httplib::SSLClient with_cert("localhost", port, (tls / "client.pem").string(),
+                               (tls / "client.key").string());
+  with_cert.set_ca_cert_path((tls / "ca.pem").string().c_str());
+  with_cert.enable_server_certificate_verification(true);
+  EXPECT_EQ(Get(with_cert, "/metrics").status, 200);
+  httplib::SSLClient without("localhost", port);
+  without.set_ca_cert_path((tls / "ca.pem").string().c_str());
+  without.enable_server_certificate_verification(true);
+  EXPECT_NE(Get(without, "/metrics").status, 200);
 }
 
 TEST(DaemonMetricsTest, ANonLoopbackMetricsAddressFollowsTheExposureRule) {
