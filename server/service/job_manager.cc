@@ -257,7 +257,7 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
     return absl::FailedPreconditionError(
         absl::StrCat("this host cannot tune (serving tables only): ", no_gpu_reason_));
   }
-  std::unique_lock lock(mu_);
+  std::lock_guard lock(mu_);
   if (shutting_down_) return absl::UnavailableError("the daemon is shutting down");
   if (!spec.idempotency_key.empty()) {
     auto it = by_idempotency_key_.find(spec.idempotency_key);
@@ -293,10 +293,10 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
   jobs_[snapshot.id] = job;
   in_flight_[merge_key] = snapshot.id;
   if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = snapshot.id;
+  // Told before the lane can take it, so that job.queued always precedes job.started.
+  observer_.JobQueued(InfoOf(snapshot));
   lane.queue.push_back(job);
   lane.wake.notify_one();
-  lock.unlock();
-  observer_.JobQueued(InfoOf(snapshot));
   return std::make_pair(snapshot.id, false);
 }
 
