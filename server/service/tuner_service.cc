@@ -340,6 +340,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
                          " bytes (at most ", kMaxIdempotencyKey, ")")};
   }
   spec.idempotency_key = request->idempotency_key();
+  spec.resume = request->resume();
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
   spec.device = target->ordinal.value_or(0);
