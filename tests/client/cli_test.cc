@@ -98,12 +98,29 @@ TEST_F(CliTest, HelpAtEveryLevelListsCommandsAndExitCodes) {
 }
 
 TEST_F(CliTest, VersionOfBothBinariesExitsZero) {
-  RunResult cli = RunLocal({"--version"});
+  // No daemon there: this cutune's version, a one-line note, exit 0.
+  const std::string nowhere = "unix:" + (tmp_.path() / "nobody.sock").string();
+  RunResult cli = RunLocal({"--version", "--server", nowhere});
   EXPECT_EQ(cli.exit_code, kOk) << cli.err;
   EXPECT_EQ(cli.out, "cutune " CUTUNE_VERSION "\n");
+  EXPECT_THAT(cli.err, StartsWith("note: no daemon version: UNAVAILABLE: cannot reach cutuned at " +
+                                  nowhere));
+  EXPECT_EQ(std::count(cli.err.begin(), cli.err.end(), '\n'), 1) << cli.err;
   RunResult daemon = RunProgram((BinDir() / "cutuned").string(), {"--version"});
   EXPECT_EQ(daemon.exit_code, 0) << daemon.err;
   EXPECT_EQ(daemon.out, "cutuned " CUTUNE_VERSION "\n");
+}
+
+TEST_F(CliTest, VersionAsksTheDaemonForItsVersionAndApiLevel) {
+  RunResult r = Run({"--version"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_EQ(r.out, "cutune " CUTUNE_VERSION "\ncutuned " CUTUNE_VERSION " at " + daemon_->target() +
+                       ": API level 1, role admin (no tokens required), no GPU (serves tables)\n");
+  EXPECT_EQ(r.err, "");
+  // The connection options at the top level serve --version only.
+  RunResult misplaced = RunLocal({"--server", daemon_->target(), "devices"});
+  EXPECT_EQ(misplaced.exit_code, kUsage);
+  EXPECT_THAT(misplaced.err, HasSubstr("--server requires --version"));
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
@@ -604,6 +621,14 @@ TEST(CliAuthTest, TokensAndRoles) {
                 .exit_code,
             kOk);
   EXPECT_EQ(run({"jobs", "--token", "wrong"}).exit_code, kDenied);
+  // --version says what the token may do, and without one still exits 0.
+  RunResult version = run({"--version", "--token", "read-secret"});
+  EXPECT_EQ(version.exit_code, kOk) << version.err;
+  EXPECT_THAT(version.out, HasSubstr(": API level 1, role read, no GPU"));
+  RunResult anonymous = run({"--version"});
+  EXPECT_EQ(anonymous.exit_code, kOk);
+  EXPECT_EQ(anonymous.out, "cutune " CUTUNE_VERSION "\n");
+  EXPECT_THAT(anonymous.err, StartsWith("note: no daemon version: UNAUTHENTICATED"));
 }
 
 // --- TLS
