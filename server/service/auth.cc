@@ -70,28 +70,36 @@ Authorizer Authorizer::FromTokens(std::vector<std::string> admin, std::vector<st
   return a;
 }
 
-grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
-  if (!enabled()) return grpc::Status::OK;
+absl::StatusOr<Role> Authorizer::RoleOf(const grpc::ServerContext& context) const {
+  if (!enabled()) return Role::kAdmin;
   const auto& metadata = context.client_metadata();
   auto it = metadata.find("authorization");
   if (it == metadata.end()) {
-    return {grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization: Bearer <token>' metadata"};
+    return absl::UnauthenticatedError("missing 'authorization: Bearer <token>' metadata");
   }
   absl::string_view value(it->second.data(), it->second.size());
   // RFC 6750: the scheme is case-insensitive and followed by one or more spaces.
   constexpr absl::string_view kScheme = "bearer";
   if (value.size() <= kScheme.size() || !absl::EqualsIgnoreCase(value.substr(0, kScheme.size()), kScheme) ||
       value[kScheme.size()] != ' ') {
-    return {grpc::StatusCode::UNAUTHENTICATED, "authorization metadata must be 'Bearer <token>'"};
+    return absl::UnauthenticatedError("authorization metadata must be 'Bearer <token>'");
   }
   std::string_view token = ToStd(absl::StripLeadingAsciiWhitespace(value.substr(kScheme.size())));
-  if (Contains(admin_, token)) return grpc::Status::OK;
-  if (Contains(read_, token)) {
-    if (needed == Role::kRead) return grpc::Status::OK;
+  if (Contains(admin_, token)) return Role::kAdmin;
+  if (Contains(read_, token)) return Role::kRead;
+  return absl::UnauthenticatedError("unknown token");
+}
+
+grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
+  absl::StatusOr<Role> role = RoleOf(context);
+  if (!role.ok()) {
+    return {grpc::StatusCode::UNAUTHENTICATED, std::string(role.status().message())};
+  }
+  if (*role == Role::kRead && needed == Role::kAdmin) {
     return {grpc::StatusCode::PERMISSION_DENIED,
             "this token is read-only; tuning, cancelling and importing need an admin token"};
   }
-  return {grpc::StatusCode::UNAUTHENTICATED, "unknown token"};
+  return grpc::Status::OK;
 }
 
 }  // namespace cutune::service

@@ -1,5 +1,5 @@
-// Bearer-token authorization with two roles: "read" (lookups, listings, export) and "admin"
-// (tuning, cancelling, importing; implies read). Tokens come from files, one per line; with no
+// Bearer-token authorization with two roles: "read" (lookups, listings, export, server info)
+// and "admin" (tuning, cancelling, importing; implies read). Tokens come from files, one per line; with no
 // token files configured, authorization is off (the transport rules in cutuned still apply).
 #pragma once
 
@@ -25,8 +25,10 @@ class Authorizer {
 
   bool enabled() const { return !admin_.empty() || !read_.empty(); }
 
-  // UNAUTHENTICATED without a known bearer token; PERMISSION_DENIED when a read token asks for
-  // an admin call.
+  // The caller's role: that of its bearer token, kAdmin for everyone when authorization is off;
+  // UNAUTHENTICATED without a known bearer token.
+  absl::StatusOr<Role> RoleOf(const grpc::ServerContext& context) const;
+  // RoleOf, and PERMISSION_DENIED when a read token asks for an admin call.
   grpc::Status Check(const grpc::ServerContext& context, Role needed) const;
 
  private:

@@ -28,6 +28,7 @@
 #include "server/compiler/pool.h"
 #include "server/core/files.h"
 #include "server/core/limits.h"
+#include "server/core/version.h"
 #include "server/service/address.h"
 #include "server/service/health.h"
 #include "server/service/in_flight.h"
@@ -179,7 +180,7 @@ int Fail(const absl::Status& status) {
 int main(int argc, char** argv) {
   Flags flags;
   CLI::App app{"cutuned: CUDA kernel autotuner daemon (gRPC service cutune.v1.Tuner)"};
-  app.set_version_flag("--version", "cutuned " CUTUNE_VERSION);
+  app.set_version_flag("--version", "cutuned " + std::string(Version()));
   app.add_option("--listen", flags.listen,
                  "Address: host:port, or unix:PATH. Plaintext only on loopback/unix unless "
                  "--allow-insecure-remote")

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "server/compiler/compiler.h"
 #include "server/core/strings.h"
+#include "server/core/version.h"
 #include "server/service/answer.h"
 #include "server/service/convert.h"
 #include "server/store/tables.h"
@@ -340,6 +341,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
                          " bytes (at most ", kMaxIdempotencyKey, ")")};
   }
   spec.idempotency_key = request->idempotency_key();
+  spec.resume = request->resume();
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
   spec.device = target->ordinal.value_or(0);
@@ -485,6 +487,20 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
   response->set_winners_replaced(stats->winners_replaced);
   response->set_winners_kept(stats->winners_kept);
   response->set_rows_added(stats->rows_added);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetServerInfo(grpc::ServerContext* context,
+                                         const pb::GetServerInfoRequest*,
+                                         pb::GetServerInfoResponse* response) {
+  absl::StatusOr<Role> role = authorizer_.RoleOf(*context);
+  if (!role.ok()) return ToGrpc(role.status());
+  response->set_version(std::string(Version()));
+  response->set_api_level(kApiLevel);
+  response->set_role(*role == Role::kAdmin ? pb::GetServerInfoResponse::ROLE_ADMIN
+                                           : pb::GetServerInfoResponse::ROLE_READ);
+  response->set_tokens_required(authorizer_.enabled());
+  response->set_gpu_count(static_cast<int32_t>(jobs_.Gpus().size()));
   return grpc::Status::OK;
 }
 

@@ -64,6 +64,8 @@ class TunerService final : public pb::Tuner::Service {
                            pb::ExportTableResponse* response) override;
   grpc::Status ImportTable(grpc::ServerContext* context, const pb::ImportTableRequest* request,
                            pb::ImportTableResponse* response) override;
+  grpc::Status GetServerInfo(grpc::ServerContext* context, const pb::GetServerInfoRequest* request,
+                             pb::GetServerInfoResponse* response) override;
 
  private:
   struct Target;  // the device a request resolves to
