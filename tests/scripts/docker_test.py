@@ -72,36 +72,48 @@ def shell_array(root, name):
     return m.group(1).split()
 
 
-def package_of(library):
-    candidates = [library, os.path.realpath(library)]
-    for c in list(candidates):
-        if c.startswith("/lib/"):
-            candidates.append("/usr" + c)
-        if c.startswith("/usr/lib/"):
-            candidates.append(c[len("/usr"):])
-    for c in candidates:
-        out = subprocess.run(["dpkg", "-S", c], capture_output=True, text=True)
-        if out.returncode == 0:
-            return out.stdout.split(":", 1)[0].strip()
-    return CUDA_SONAMES.get(os.path.basename(library))
+def owners(paths):
+    """{path: Debian package} for every path dpkg knows, asked in one call."""
+    out = subprocess.run(["dpkg", "-S", *paths], capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        package, _, path = line.partition(": ")
+        found[path.strip()] = package.split(":")[0].strip()  # "pkg:amd64" -> "pkg"
+    return found
+
+
+def aliases(library):
+    """The names dpkg may know a library by: as given, resolved, with and without /usr (merged
+    /usr: ldd says /lib/..., the package may say /usr/lib/... or the other way)."""
+    names = [library, os.path.realpath(library)]
+    for name in list(names):
+        if name.startswith("/lib/"):
+            names.append("/usr" + name)
+        elif name.startswith("/usr/lib/"):
+            names.append(name[len("/usr"):])
+    return names
 
 
 def needed_packages(binaries):
-    needed = {}
+    users = {}
     for binary in binaries:
         out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
         for line in out.splitlines():
             m = re.match(r"\s*(\S+) => (/\S+)", line)
-            if not m:
-                if "not found" in line:
-                    fail(f"ldd {binary}: {line.strip()}")
-                continue
-            package = package_of(m.group(2))
-            if package is None:
-                fail(f"no package ships {m.group(2)} (needed by {os.path.basename(binary)}); "
-                     "add it to CUDA_SONAMES or install it from a package")
-                continue
-            needed.setdefault(package, set()).add(os.path.basename(binary))
+            if m:
+                users.setdefault(m.group(2), set()).add(os.path.basename(binary))
+            elif "not found" in line:
+                fail(f"ldd {binary}: {line.strip()}")
+    known = owners(sorted({a for library in users for a in aliases(library)}))
+    needed = {}
+    for library, used_by in sorted(users.items()):
+        package = next((known[a] for a in aliases(library) if a in known),
+                       CUDA_SONAMES.get(os.path.basename(library)))
+        if package is None:
+            fail(f"no package ships {library} (needed by {', '.join(sorted(used_by))}); "
+                 "add it to CUDA_SONAMES or install it from a package")
+            continue
+        needed.setdefault(package, set()).update(used_by)
     return needed
 
 
