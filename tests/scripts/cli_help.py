@@ -13,6 +13,7 @@ class Help:
         self.text = text
         self.options = {}  # name -> takes a value
         self.subcommands = set()
+        self.positionals = "\nPositionals:\n" in text
         section = None
         for line in text.splitlines():
             if re.match(r"^[A-Z][A-Za-z ]*:$", line):
@@ -81,6 +82,10 @@ class CommandLine:
             elif not self.positionals and word in page.subcommands:
                 self.path.append(word)
                 page = help_page(program, self.path)
+            elif page.subcommands and not page.positionals:
+                where = " ".join([program.rsplit("/", 1)[-1], *self.path])
+                self.problems.append(f"`{where} --help` has no subcommand {word}")
+                self.positionals.append(word)
             else:
                 self.positionals.append(word)
             i += 1
