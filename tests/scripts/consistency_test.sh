@@ -2,8 +2,8 @@
 # Keeps the set-up paths in step: the Dockerfile builds and runs on Debian 12 like the README says,
 # installs its packages through scripts/install-deps.sh and nothing else (both stages), takes
 # the CUDA version the script and the README name, .dockerignore leaves out what git ignores, and
-# CI runs the README's test command. What needs the built binaries (flags, ports, libraries) is
-# docker_test.py's.
+# CI runs the README's test command, which also builds Release. What needs the built binaries
+# (flags, ports, libraries) is docker_test.py's.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 fail() { echo "consistency: $*" >&2; exit 1; }
@@ -56,6 +56,10 @@ done <"$root/.gitignore"
 grep -q 'scripts/install-deps.sh' "$root/.ci/run" || fail ".ci/run does not install dependencies"
 grep -q 'scripts/test.sh' "$root/.ci/run" || fail ".ci/run does not run scripts/test.sh"
 grep -q 'bash scripts/test.sh' "$root/README.md" || fail "README.md does not give scripts/test.sh"
+grep -q 'CMAKE_BUILD_TYPE=Release' "$root/scripts/test.sh" || fail "scripts/test.sh builds no Release tree"
+release_dir=$(sed -n 's/^RELEASE_BUILD=\${RELEASE_BUILD_DIR:-\(.*\)}$/\1/p' "$root/scripts/test.sh")
+[[ $release_dir == build* ]] ||
+  fail "scripts/test.sh's Release build directory '$release_dir' is not one .gitignore and .dockerignore leave out (build*)"
 grep -q 'bash scripts/demo.sh' "$root/README.md" || fail "README.md does not give scripts/demo.sh"
 # Every package the script names must be a known Debian package name shape (no typos with spaces).
 count=0
