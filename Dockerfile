@@ -24,7 +24,10 @@ RUN bash /tmp/install-deps.sh --runtime && rm /tmp/install-deps.sh \
       --shell /usr/sbin/nologin cutune \
  && install -d -o cutune -g cutune -m 750 /var/lib/cutune /var/cache/cutune
 COPY --from=build /opt/cutune /opt/cutune
-ENV PATH=/opt/cutune/bin:$PATH
+# What the NVIDIA container toolkit mounts when the container is given a GPU (libcuda for compute);
+# without a GPU it mounts nothing and cutuned serves tables.
+ENV PATH=/opt/cutune/bin:$PATH \
+    NVIDIA_DRIVER_CAPABILITIES=compute,utility
 USER 10001:10001
 # The store (SQLite, every measured row: an interrupted sweep resumes from it) outlives the
 # container; the compile cache is only a cache.
