@@ -34,10 +34,18 @@ struct ProblemOptions {
   std::string uuid;
   std::string model;
 };
-void AddProblemOptions(CLI::App* command, ProblemOptions& options);
+// Returns the --shape option (required), for a command that offers another way to give shapes.
+CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options);
 pb::Problem ToProblem(const ProblemOptions& options);  // the shape passed its --shape check
 pb::DeviceSelector ToSelector(const ProblemOptions& options);
 std::string Describe(const pb::Problem& problem);  // "matmul 4096x4096x4096 f32"
+
+// `cutune --version` and the connection options it honours (--server, --token, ...; --timeout
+// defaults to 2 s there), which need --version at the top level.
+void AddVersionFlag(CLI::App& app, bool& asked, client::ConnectionOptions& connection);
+int PrintVersion(const client::ConnectionOptions& connection);
+// "cutuned 0.1.0 at unix:/run/cutune.sock: API level 1, role admin (no tokens required), 1 GPU"
+std::string DescribeServer(const std::string& target, const pb::GetServerInfoResponse& info);
 
 void AddSpaceCommands(CLI::App& app, Context& context);
 void AddQueryCommands(CLI::App& app, Context& context);  // devices, get, results, jobs, cancel

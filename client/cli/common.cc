@@ -47,18 +47,19 @@ void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options)
       ->group(group);
 }
 
-void AddProblemOptions(CLI::App* command, ProblemOptions& options) {
+CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options) {
   command->add_option("family", options.family, "Kernel family (transpose, matmul)")->required();
-  command
-      ->add_option("--shape", options.shape,
-                   "Problem shape: ROWSxCOLS (transpose), MxNxK (matmul), e.g. 4096x4096x4096")
-      ->required()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            auto shape = ParseShape(text);
-            return shape.ok() ? "" : std::string(shape.status().message());
-          },
-          "SHAPE"));
+  CLI::Option* shape =
+      command
+          ->add_option("--shape", options.shape,
+                       "Problem shape: ROWSxCOLS (transpose), MxNxK (matmul), e.g. 4096x4096x4096")
+          ->required()
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                auto parsed = ParseShape(text);
+                return parsed.ok() ? "" : std::string(parsed.status().message());
+              },
+              "SHAPE"));
   command->add_option("--dtype", options.dtype, "Element type")->capture_default_str();
   auto* device =
       command->add_option("--device", options.device, "GPU ordinal on the daemon's host");
@@ -68,6 +69,7 @@ void AddProblemOptions(CLI::App* command, ProblemOptions& options) {
       "Device model, e.g. \"NVIDIA H200\" (answers from tables, no GPU needed)");
   device->excludes(uuid)->excludes(model);
   uuid->excludes(model);
+  return shape;
 }
 
 pb::Problem ToProblem(const ProblemOptions& options) {

@@ -8,10 +8,11 @@
 int main(int argc, char** argv) {
   using namespace cutune::cli;
   CLI::App app{"cutune: CUDA kernel autotuner client"};
-  app.set_version_flag("--version", "cutune " CUTUNE_VERSION);
+  bool version = false;
+  cutune::client::ConnectionOptions version_connection;
+  AddVersionFlag(app, version, version_connection);
   app.footer(kExitCodesHelp);
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "cutune 0.1.0");
+  app.require_subcommand(0, 1);  // one, unless --version
   Context context;
   AddQueryCommands(app, context);
   AddSweepCommand(app, context);
@@ -31,11 +32,14 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return kExitUsage;
   }
-  return context.action ? context.action() : kExitUsage;
+  if (version) return PrintVersion(version_connection);
+  if (!context.action) {
+    app.exit(CLI::RequiredError("A subcommand"));
+    return kExitUsage;
+  }
+  return context.action();
 }

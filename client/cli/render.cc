@@ -1,6 +1,7 @@
 // Text tables, the progress bar and one-line errors for the CLI.
 #include "client/cli/render.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,16 +58,31 @@ ProgressBar::ProgressBar(bool enabled) : enabled_(enabled) {}
 
 ProgressBar::~ProgressBar() { Finish(); }
 
-void ProgressBar::Update(int64_t done, int64_t total, const std::string& suffix) {
-  if (!enabled_) return;
+std::string ProgressLine(int64_t done, int64_t total, const std::string& suffix,
+                         const std::string& prefix, size_t columns) {
   constexpr int kWidth = 30;
   const double fraction = total > 0 ? static_cast<double>(done) / total : 0;
-  const int filled = static_cast<int>(fraction * kWidth);
+  const int filled = std::clamp(static_cast<int>(fraction * kWidth), 0, kWidth);
   std::string bar(filled, '#');
   bar += std::string(kWidth - filled, '.');
-  std::fprintf(stderr, "\r\033[K[%s] %lld/%lld %5.1f%%  %s", bar.c_str(),
-               static_cast<long long>(done), static_cast<long long>(total), 100 * fraction,
-               suffix.c_str());
+  std::string line = absl::StrFormat("%s[%s] %d/%d %5.1f%%  %s", prefix.empty() ? "" : prefix + " ",
+                                     bar, done, total, 100 * fraction, suffix);
+  // One line that fits: the terminal would wrap a longer one, and "\r" redraws only the last row.
+  if (columns > 0 && line.size() > columns - 1) line.resize(columns - 1);
+  return line;
+}
+
+size_t TerminalColumns() {
+  winsize size{};
+  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 0;
+}
+
+void ProgressBar::Update(int64_t done, int64_t total, const std::string& suffix,
+                         const std::string& prefix) {
+  if (!enabled_) return;
+  const std::string line = ProgressLine(done, total, suffix, prefix, TerminalColumns());
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

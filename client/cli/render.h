@@ -25,19 +25,28 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// "[#######.....]  42/400  10.5%  ETA 3s  best 123.4 us" redrawn in place on a terminal; silent
-// when stdout is not one (CI logs and pipes stay clean).
+// "[#######.....]  42/400  10.5%  ETA 3s  best 123.4 us" redrawn in place on a terminal, cut to
+// its width (a wrapped line could not be redrawn); silent when stdout is not one (CI logs and
+// pipes stay clean). A batch puts its own state before the bar with `prefix`.
 class ProgressBar {
  public:
   explicit ProgressBar(bool enabled);
   ~ProgressBar();
-  void Update(int64_t done, int64_t total, const std::string& suffix);
+  void Update(int64_t done, int64_t total, const std::string& suffix,
+              const std::string& prefix = "");
   void Finish();
 
  private:
   bool enabled_;
   bool drawn_ = false;
 };
+
+// The bar's line: "PREFIX [####......] 42/400  10.5%  SUFFIX", at most `columns` characters
+// (0: no limit).
+std::string ProgressLine(int64_t done, int64_t total, const std::string& suffix,
+                         const std::string& prefix, size_t columns);
+// Columns of the terminal on stderr (where the bar is drawn); 0 when unknown.
+size_t TerminalColumns();
 
 bool StdoutIsTerminal();
 

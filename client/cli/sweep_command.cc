@@ -1,13 +1,16 @@
 // `cutune sweep FAMILY --shape ...`: starts a tuning job, follows its progress (a bar on a
 // terminal), and ends with the ranked table of the fastest candidates and the rejected ones by
-// reason. Ctrl-C cancels the job on the daemon.
+// reason. Ctrl-C cancels the job on the daemon. With `--shapes FILE` it tunes a list of shapes
+// one after the other with the same options, resumably, and ends with a summary of the batch.
 #include <signal.h>
 
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -15,11 +18,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/cli/batch.h"
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
 #include "client/cli/render.h"
 #include "client/cli/results_view.h"
+#include "kernels/family.h"
+#include "server/core/strings.h"
 
 namespace cutune::cli {
 namespace {
@@ -34,6 +40,7 @@ struct SweepOptions {
   std::vector<std::string> candidates;  // "name=v,name=v"
   std::string candidates_file;
   std::string idempotency_key;
+  std::string shapes_file;  // --shapes: a batch ("-": standard input)
   uint64_t seed = 0;
   int top = 10;
   bool no_wait = false;
@@ -126,11 +133,9 @@ int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
   return kExitInterrupted;
 }
 
-int Sweep(const SweepOptions& options) {
-  auto opened = client::Connection::Open(options.connection);
-  if (!opened.ok()) return ReportError(opened.status());
-  client::Connection& connection = **opened;
-
+// The StartTuning request that every shape of the command shares (the shape is --shape's, and
+// each batch shape's in turn); fails on a bad --candidates file.
+absl::StatusOr<pb::StartTuningRequest> RequestOf(const SweepOptions& options) {
   pb::StartTuningRequest request;
   *request.mutable_problem() = ToProblem(options.problem);
   *request.mutable_device() = ToSelector(options.problem);
@@ -147,17 +152,91 @@ int Sweep(const SweepOptions& options) {
   std::vector<std::string> candidates = options.candidates;
   if (!options.candidates_file.empty()) {
     auto listed = ReadCandidatesFile(options.candidates_file);
-    if (!listed.ok()) return ReportError(listed.status());
+    if (!listed.ok()) return listed.status();
     candidates.insert(candidates.end(), listed->begin(), listed->end());
   }
   for (const std::string& text : candidates) {
     auto params = ParseParams(text);
-    if (!params.ok()) return ReportError(params.status());
+    if (!params.ok()) return params.status();
     auto& values = *request.add_candidates()->mutable_values();
     for (const auto& [name, value] : *params) values[name] = value;
   }
   request.set_idempotency_key(options.idempotency_key);
   request.set_seed(options.seed);
+  return request;
+}
+
+// Ctrl-C sets `interrupted` while the command follows its jobs (then the default again).
+class InterruptHandler {
+ public:
+  InterruptHandler() {
+    struct sigaction action = {};
+    action.sa_handler = OnInterrupt;
+    sigaction(SIGINT, &action, nullptr);
+  }
+  ~InterruptHandler() { signal(SIGINT, SIG_DFL); }
+  InterruptHandler(const InterruptHandler&) = delete;
+  InterruptHandler& operator=(const InterruptHandler&) = delete;
+};
+
+struct Followed {
+  grpc::Status status;  // the WatchJob stream's
+  bool got_any = false;
+  pb::JobProgress last;
+};
+
+// Streams the job's progress until it ends, Ctrl-C (`interrupted`) or a stream error, calling
+// `on_progress` for each message.
+Followed FollowJob(client::Connection& connection, const std::string& job_id,
+                   const std::function<void(const pb::JobProgress&)>& on_progress) {
+  pb::WatchJobRequest watch;
+  watch.set_job_id(job_id);
+  auto context = connection.NewContext(std::chrono::milliseconds(0));
+  std::atomic<bool> finished{false};
+  // Read() blocks inside gRPC; this thread turns Ctrl-C into a cancelled stream.
+  std::thread canceller([&] {
+    while (!finished.load()) {
+      if (interrupted.load()) {
+        context->TryCancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  });
+  Followed out;
+  auto reader = connection.stub().WatchJob(context.get(), watch);
+  pb::JobProgress progress;
+  while (reader->Read(&progress)) {
+    out.last = progress;
+    out.got_any = true;
+    on_progress(progress);
+  }
+  out.status = reader->Finish();
+  finished.store(true);
+  canceller.join();
+  return out;
+}
+
+// Why a job that ended did not succeed ("sweep job ... failed: ..."); OK when it succeeded.
+absl::Status EndOf(const pb::JobProgress& last) {
+  if (last.state() == pb::JobProgress::STATE_FAILED) {
+    return absl::AbortedError(
+        absl::StrCat("sweep job ", last.job_id(), " failed: ", OneLine(last.error())));
+  }
+  if (last.state() == pb::JobProgress::STATE_CANCELLED) {
+    return absl::CancelledError(absl::StrCat("sweep job ", last.job_id(), " was cancelled"));
+  }
+  return absl::OkStatus();
+}
+
+int Sweep(const SweepOptions& options) {
+  auto opened = client::Connection::Open(options.connection);
+  if (!opened.ok()) return ReportError(opened.status());
+  client::Connection& connection = **opened;
+
+  auto made = RequestOf(options);
+  if (!made.ok()) return ReportError(made.status());
+  const pb::StartTuningRequest& request = *made;
   pb::StartTuningResponse started;
   {
     auto status = connection.Call(&pb::Tuner::Stub::StartTuning, request, &started);
@@ -175,55 +254,21 @@ int Sweep(const SweepOptions& options) {
               << std::flush;
   }
 
-  struct sigaction action = {};
-  action.sa_handler = OnInterrupt;
-  sigaction(SIGINT, &action, nullptr);
-  pb::WatchJobRequest watch;
-  watch.set_job_id(job_id);
-  auto context = connection.NewContext(std::chrono::milliseconds(0));
-  std::atomic<bool> finished{false};
-  // Read() blocks inside gRPC; this thread turns Ctrl-C into a cancelled stream.
-  std::thread canceller([&] {
-    while (!finished.load()) {
-      if (interrupted.load()) {
-        context->TryCancel();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  });
-  pb::JobProgress last;
-  bool got_any = false;
-  grpc::Status stream_status;
+  Followed followed;
   {
+    InterruptHandler handler;
     ProgressBar bar(!options.json && StdoutIsTerminal());
-    auto reader = connection.stub().WatchJob(context.get(), watch);
-    pb::JobProgress progress;
-    while (reader->Read(&progress)) {
-      last = progress;
-      got_any = true;
+    followed = FollowJob(connection, job_id, [&](const pb::JobProgress& progress) {
       bar.Update(progress.done(), progress.total(), Suffix(progress));
-    }
-    stream_status = reader->Finish();
+    });
   }
-  finished.store(true);
-  canceller.join();
-  signal(SIGINT, SIG_DFL);
   if (interrupted.load()) return CancelOnDaemon(connection, job_id);
-  if (!stream_status.ok()) return ReportError(connection.Convert(stream_status));
-  if (!got_any) {
+  if (!followed.status.ok()) return ReportError(connection.Convert(followed.status));
+  if (!followed.got_any) {
     return ReportError(absl::InternalError(absl::StrCat("job ", job_id, ": no progress received")));
   }
-
-  if (last.state() == pb::JobProgress::STATE_FAILED) {
-    return ReportError(
-        absl::AbortedError(absl::StrCat("sweep job ", job_id, " failed: ", OneLine(last.error()))),
-        kExitFailure);
-  }
-  if (last.state() == pb::JobProgress::STATE_CANCELLED) {
-    return ReportError(absl::CancelledError(absl::StrCat("sweep job ", job_id, " was cancelled")),
-                       kExitFailure);
-  }
+  const pb::JobProgress& last = followed.last;
+  if (absl::Status end = EndOf(last); !end.ok()) return ReportError(end, kExitFailure);
 
   pb::ListResultsRequest results_request;
   results_request.set_job_id(job_id);  // this sweep's rows only, not earlier sweeps of the key
@@ -274,13 +319,178 @@ int Sweep(const SweepOptions& options) {
   return kExitOk;
 }
 
+// --- batch ------------------------------------------------------------------------------------
+
+absl::StatusOr<std::string> ReadShapesText(const std::string& path) {
+  std::stringstream text;
+  if (path == "-") {
+    text << std::cin.rdbuf();
+    return text.str();
+  }
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  text << in.rdbuf();
+  return text.str();
+}
+
+// StartTuning errors that concern the request or the daemon, not one shape: every later shape
+// would meet them too, so the batch stops with the error's own exit code. RESOURCE_EXHAUSTED
+// (this shape's buffers do not fit the GPU, the queue is full) fails the shape only.
+bool StopsTheBatch(const absl::Status& status) { return !absl::IsResourceExhausted(status); }
+
+std::string StatusText(const absl::Status& status) {
+  return absl::StrCat(absl::StatusCodeToString(status.code()), ": ", OneLine(ToStd(status.message())));
+}
+
+// Tunes every listed shape in turn with the same request, each with `resume` set: re-running the
+// same command answers shapes an earlier run finished from the store, resumes the one it was
+// interrupted in and measures only what is missing. One shape at a time, because a GPU runs one
+// sweep at a time and its queue is bounded: queued all at once, a long list would be refused
+// and an interrupted batch would leave jobs behind on the daemon.
+int SweepBatch(const SweepOptions& options) {
+  absl::StatusOr<std::string> text = ReadShapesText(options.shapes_file);
+  if (!text.ok()) return ReportError(text.status(), kExitUsage);
+  absl::StatusOr<std::vector<ListedShape>> listed = ParseShapeList(
+      *text, options.shapes_file, kernels::FindFamily(options.problem.family));
+  if (!listed.ok()) return ReportError(listed.status());
+  auto made = RequestOf(options);
+  if (!made.ok()) return ReportError(made.status());
+  pb::StartTuningRequest request = *std::move(made);
+  request.set_resume(true);
+
+  pb::BatchSweepReport report;
+  report.set_family(options.problem.family);
+  report.set_shapes_file(options.shapes_file);
+  for (const ListedShape& shape : *listed) {
+    pb::BatchSweepShape* entry = report.add_shapes();
+    *entry->mutable_problem() = request.problem();
+    entry->mutable_problem()->clear_shape();
+    for (int64_t d : shape.shape) entry->mutable_problem()->add_shape(d);
+    entry->set_line(shape.line);
+    entry->set_state(pb::BatchSweepShape::STATE_NOT_STARTED);
+  }
+
+  auto opened = client::Connection::Open(options.connection);
+  if (!opened.ok()) return ReportError(opened.status());
+  client::Connection& connection = **opened;
+  const bool text_out = !options.json;
+  const int count = report.shapes_size();
+  absl::Status stopped;  // the error that stopped the batch
+  std::string interrupted_job;
+  {
+    InterruptHandler handler;
+    ProgressBar bar(text_out && StdoutIsTerminal());
+    for (int i = 0; i < count && stopped.ok() && !interrupted.load(); ++i) {
+      pb::BatchSweepShape& entry = *report.mutable_shapes(i);
+      const std::string place = absl::StrFormat("[%d/%d]", i + 1, count);
+      *request.mutable_problem() = entry.problem();
+      bar.Update(0, 0, "starting", BatchPrefix(report, i));
+      pb::StartTuningResponse started;
+      if (absl::Status s = connection.Call(&pb::Tuner::Stub::StartTuning, request, &started);
+          !s.ok()) {
+        const absl::Status named(s.code(), absl::StrCat(options.shapes_file, ":", entry.line(),
+                                                        ": ", Describe(entry.problem()), ": ",
+                                                        s.message()));
+        if (StopsTheBatch(s)) {
+          stopped = named;
+          break;
+        }
+        entry.set_state(pb::BatchSweepShape::STATE_FAILED);
+        entry.set_error(StatusText(s));
+        continue;
+      }
+      const std::string& job_id = started.job_id();
+      if (text_out) {
+        bar.Finish();
+        std::cout << place << " job " << job_id
+                  << (started.merged() ? " (joined an identical job)" : "") << ": "
+                  << Describe(entry.problem()) << "\n"
+                  << std::flush;
+      }
+      Followed followed = FollowJob(connection, job_id, [&](const pb::JobProgress& progress) {
+        bar.Update(progress.done(), progress.total(), Suffix(progress), BatchPrefix(report, i));
+      });
+      *entry.mutable_sweep()->mutable_job() = followed.last;
+      if (interrupted.load()) {
+        entry.set_state(pb::BatchSweepShape::STATE_INTERRUPTED);
+        interrupted_job = job_id;
+        break;
+      }
+      if (!followed.status.ok() || !followed.got_any) {
+        entry.set_state(pb::BatchSweepShape::STATE_INTERRUPTED);
+        stopped = followed.status.ok()
+                      ? absl::InternalError(absl::StrCat("job ", job_id, ": no progress received"))
+                      : connection.Convert(followed.status);
+        break;
+      }
+      if (absl::Status end = EndOf(followed.last); !end.ok()) {
+        entry.set_state(pb::BatchSweepShape::STATE_FAILED);
+        entry.set_error(StatusText(end));
+        continue;
+      }
+      pb::ListResultsRequest results_request;
+      results_request.set_job_id(job_id);
+      pb::ListResultsResponse results;
+      if (absl::Status s = connection.Call(&pb::Tuner::Stub::ListResults, results_request, &results);
+          !s.ok()) {
+        stopped = s;
+        break;
+      }
+      *entry.mutable_sweep() = SweepReportOf(followed.last, results, options.top);
+      const std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
+      if (Ranked(rows, 1).empty()) {
+        entry.set_state(pb::BatchSweepShape::STATE_FAILED);
+        entry.set_error(absl::StrCat("sweep job ", job_id, " found no valid candidate"));
+      } else {
+        entry.set_state(pb::BatchSweepShape::STATE_SUCCEEDED);
+      }
+      if (text_out) {
+        bar.Finish();
+        const pb::JobProgress& last = followed.last;
+        std::cout << absl::StrFormat("%s %s on %s: %d of %d candidates (%d from earlier runs) in "
+                                     "%.1f s (%s)\n",
+                                     place, Describe(entry.problem()), results.device_model(),
+                                     last.done(), last.total(), last.resumed(),
+                                     last.elapsed_seconds(), Counts(last))
+                  << RankedTable(rows, options.top) << "\n"
+                  << std::flush;
+      }
+    }
+  }
+  if (!interrupted_job.empty()) CancelOnDaemon(connection, interrupted_job);
+  CountShapes(report);
+  // Refused before any shape started (no GPU, a bad option, no daemon): the error alone.
+  if (!stopped.ok() && report.not_finished() == count &&
+      report.shapes(0).state() == pb::BatchSweepShape::STATE_NOT_STARTED) {
+    return ReportError(stopped);
+  }
+  if (options.json) {
+    if (int code = PrintJson(report); code != kExitOk) return code;
+  } else {
+    std::cout << BatchSummary(report);
+  }
+  if (interrupted.load()) {
+    std::cerr << "interrupted: run the same command again to resume (finished shapes are kept, "
+                 "the interrupted one resumes from its stored rows)\n";
+    return kExitInterrupted;
+  }
+  if (!stopped.ok()) return ReportError(stopped);
+  return report.succeeded() == count ? kExitOk : kExitFailure;
+}
+
 }  // namespace
 
 void AddSweepCommand(CLI::App& app, Context& context) {
   auto options = std::make_shared<SweepOptions>();
   CLI::App* cmd = app.add_subcommand(
       "sweep", "Tune a problem on the daemon's GPU: progress, ranked table, rejected candidates");
-  AddProblemOptions(cmd, options->problem);
+  CLI::Option* shape = AddProblemOptions(cmd, options->problem);
+  shape->required(false);
+  CLI::Option* shapes = cmd->add_option(
+      "--shapes", options->shapes_file,
+      "Tune every shape of FILE in turn (one a line, # comments; - reads standard input) with "
+      "the same options, and sum the batch up; running the same command again resumes it");
+  shape->excludes(shapes);
   cmd->add_option("--strategy", options->strategy,
                   "Search strategy: brute_force (default: every candidate), random (random "
                   "order), local (random start, then the neighbours of the best; 15% of the "
@@ -309,15 +519,24 @@ void AddSweepCommand(CLI::App& app, Context& context) {
                   "File of configurations to measure, one NAME=V,NAME=V,... per line (# "
                   "comments), like --candidate");
   cmd->add_option("--idempotency-key", options->idempotency_key,
-                  "Retrying with the same key returns the job it first created");
+                  "Retrying with the same key returns the job it first created")
+      ->excludes(shapes);
   cmd->add_option("--seed", options->seed, "Seed of randomized strategies (0: the daemon's)");
   cmd->add_option("--top", options->top, "Rows in the final ranked table")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--no-wait", options->no_wait, "Print the job id and return at once");
+  cmd->add_flag("--no-wait", options->no_wait, "Print the job id and return at once")
+      ->excludes(shapes);
   cmd->add_flag("--json", options->json, "Machine-readable final result (no progress bar)");
   AddConnectionOptions(cmd, options->connection);
-  cmd->callback([&context, options] { context.action = [options] { return Sweep(*options); }; });
+  cmd->callback([&context, options] {
+    if (options->problem.shape.empty() && options->shapes_file.empty()) {
+      throw CLI::RequiredError("--shape or --shapes");
+    }
+    context.action = [options] {
+      return options->shapes_file.empty() ? Sweep(*options) : SweepBatch(*options);
+    };
+  });
 }
 
 }  // namespace cutune::cli

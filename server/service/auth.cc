@@ -71,9 +71,20 @@ Authorizer Authorizer::FromTokens(std::vector<std::string> admin, std::vector<st
   return a;
 }
 
-absl::Status Authorizer::CheckBearer(std::optional<std::string_view> authorization,
-                                     Role needed) const {
-  if (!enabled()) return absl::OkStatus();
+namespace {
+
+std::optional<std::string_view> AuthorizationOf(const grpc::ServerContext& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find("authorization");
+  if (it == metadata.end()) return std::nullopt;
+  return std::string_view(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+absl::StatusOr<Role> Authorizer::RoleOfBearer(
+    std::optional<std::string_view> authorization) const {
+  if (!enabled()) return Role::kAdmin;
   if (!authorization) {
     return absl::UnauthenticatedError("missing 'authorization: Bearer <token>' metadata");
   }
@@ -85,22 +96,29 @@ absl::Status Authorizer::CheckBearer(std::optional<std::string_view> authorizati
     return absl::UnauthenticatedError("authorization metadata must be 'Bearer <token>'");
   }
   std::string_view token = ToStd(absl::StripLeadingAsciiWhitespace(value.substr(kScheme.size())));
-  if (Contains(admin_, token)) return absl::OkStatus();
-  if (Contains(read_, token)) {
-    if (needed == Role::kRead) return absl::OkStatus();
+  if (Contains(admin_, token)) return Role::kAdmin;
+  if (Contains(read_, token)) return Role::kRead;
+  return absl::UnauthenticatedError("unknown token");
+}
+
+absl::Status Authorizer::CheckBearer(std::optional<std::string_view> authorization,
+                                     Role needed) const {
+  absl::StatusOr<Role> role = RoleOfBearer(authorization);
+  if (!role.ok()) return role.status();
+  if (*role == Role::kRead && needed == Role::kAdmin) {
     return absl::PermissionDeniedError(
         "this token is read-only; tuning, cancelling and importing need an admin token");
   }
-  return absl::UnauthenticatedError("unknown token");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Role> Authorizer::RoleOf(const grpc::ServerContext& context) const {
+  return RoleOfBearer(AuthorizationOf(context));
 }
 
 grpc::Status Authorizer::Check(const grpc::ServerContext& context, Role needed) const {
   if (!enabled()) return grpc::Status::OK;
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find("authorization");
-  std::optional<std::string_view> authorization;
-  if (it != metadata.end()) authorization = std::string_view(it->second.data(), it->second.size());
-  return ToGrpc(CheckBearer(authorization, needed));
+  return ToGrpc(CheckBearer(AuthorizationOf(context), needed));
 }
 
 }  // namespace cutune::service

@@ -1,5 +1,5 @@
-// Bearer-token authorization with two roles: "read" (lookups, listings, export) and "admin"
-// (tuning, cancelling, importing; implies read). Tokens come from files, one per line; with no
+// Bearer-token authorization with two roles: "read" (lookups, listings, export, server info)
+// and "admin" (tuning, cancelling, importing; implies read). Tokens come from files, one per line; with no
 // token files configured, authorization is off (the transport rules in cutuned still apply).
 #pragma once
 
@@ -27,12 +27,15 @@ class Authorizer {
 
   bool enabled() const { return !admin_.empty() || !read_.empty(); }
 
-  // The one rule, for gRPC metadata and HTTP headers alike: OK when authorization is off or
-  // `authorization` ("Bearer <token>", absent: nullopt) names a token of the needed role;
-  // UNAUTHENTICATED without a known bearer token; PERMISSION_DENIED when a read token asks for
-  // an admin call. Messages never repeat the token.
+  // The one token rule, for gRPC metadata and HTTP headers alike. The role of the bearer token
+  // in `authorization` ("Bearer <token>"; nullopt: none sent), kAdmin for everyone when
+  // authorization is off; UNAUTHENTICATED without a known bearer token. Messages never repeat
+  // the token.
+  absl::StatusOr<Role> RoleOfBearer(std::optional<std::string_view> authorization) const;
+  // RoleOfBearer, and PERMISSION_DENIED when a read token asks for an admin call.
   absl::Status CheckBearer(std::optional<std::string_view> authorization, Role needed) const;
-  // CheckBearer on the call's `authorization` metadata.
+  // The same two on the call's `authorization` metadata.
+  absl::StatusOr<Role> RoleOf(const grpc::ServerContext& context) const;
   grpc::Status Check(const grpc::ServerContext& context, Role needed) const;
 
  private:

@@ -66,6 +66,7 @@ void ToProto(const JobSnapshot& job, pb::JobProgress* out) {
   out->set_reference_us(job.reference_us);
   for (const auto& [phase, seconds] : job.phase_seconds) (*out->mutable_phase_seconds())[phase] = seconds;
   for (const Measurement& tie : job.ties) ToProto(tie, out->add_ties());
+  out->set_resumed(job.resumed);
 }
 
 }  // namespace cutune::service

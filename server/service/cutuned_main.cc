@@ -30,6 +30,7 @@
 #include "server/core/limits.h"
 #include "server/core/log.h"
 #include "server/core/strings.h"
+#include "server/core/version.h"
 #include "server/http/http_server.h"
 #include "server/observe/log_observer.h"
 #include "server/observe/metrics.h"
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
   // Valid by now: the flags only accept these names.
   log::Logger logger(*log::ParseFormat(flags.log_format), *log::ParseLevel(flags.log_level));
   observe::LogObserver log_events(logger);
-  observe::Metrics metrics(CUTUNE_VERSION);
+  observe::Metrics metrics{std::string(Version())};
   observe::Fanout events({&log_events, &metrics});
 
   // Debian builds abseil with mutex deadlock detection on: graph bookkeeping on every gRPC mutex
@@ -327,7 +328,8 @@ int main(int argc, char** argv) {
     health.SetServingStatus(absl::StrCat("cutune.v1.Tuner/gpu", ordinal), serving);
   };
   health.SetServingStatus("cutune.v1.Tuner", true);
-  observe::DaemonStart started{CUTUNE_VERSION, address->WithPort(port), metrics_bound, flags.db};
+  observe::DaemonStart started{std::string(Version()), address->WithPort(port), metrics_bound,
+                               flags.db};
   for (const service::GpuInfo& gpu : jobs.Gpus()) {
     set_gpu_health(gpu.ordinal, !gpu.quarantined);
     started.gpus.push_back({gpu.ordinal, gpu.device ? gpu.device->name() : "", gpu.quarantined});

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/version.h"
 
 namespace cutune::service {
 
@@ -97,7 +98,7 @@ std::string FlagOf(std::string_view message) {
 std::optional<int> ParseDaemonFlags(const std::vector<std::string>& args, DaemonFlags& flags,
                                     std::ostream& out, std::ostream& err) {
   CLI::App app{"cutuned: CUDA kernel autotuner daemon (gRPC service cutune.v1.Tuner)"};
-  app.set_version_flag("--version", "cutuned " CUTUNE_VERSION)->configurable(false);
+  app.set_version_flag("--version", "cutuned " + std::string(Version()))->configurable(false);
   AddDaemonFlags(app, flags);
   app.allow_config_extras(CLI::config_extras_mode::error);
   std::vector<const char*> argv;

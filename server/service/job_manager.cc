@@ -407,7 +407,24 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   store::SweepKey key{device, std::string(spec.family->name()), spec.shape, spec.dtype};
   Provenance provenance{info->driver_version(), info->nvrtc_version(),
                         spec.family->source_hash(), spec.family->space_version()};
-  auto started = store_.StartOrResumeSweep(key, provenance, SpecJson(spec).dump());
+  const std::string request_json = SpecJson(spec).dump();
+  if (spec.resume) {
+    auto earlier = store_.LatestSweepOfRequest(key, provenance, request_json);
+    if (!earlier.ok()) return fail(earlier.status());
+    if (earlier->has_value()) {
+      const store::SweepInfo& sweep = **earlier;
+      if (sweep.status == store::SweepStatus::kSucceeded) {
+        if (absl::Status s = AnswerFromSweep(*job, sweep); !s.ok()) return fail(s);
+        return;
+      }
+      // StartOrResumeSweep below resumes it, as it does an interrupted one.
+      if (sweep.status == store::SweepStatus::kCancelled ||
+          sweep.status == store::SweepStatus::kFailed) {
+        if (absl::Status s = store_.ReopenSweep(sweep.id); !s.ok()) return fail(s);
+      }
+    }
+  }
+  auto started = store_.StartOrResumeSweep(key, provenance, request_json);
   if (!started.ok()) return fail(started.status());
   const int64_t sweep_id = started->sweep_id;
   job->Update([&](JobSnapshot& s) { s.sweep_id = sweep_id; });
@@ -422,8 +439,9 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   }
   std::set<std::string> already;
   for (const Measurement& m : options.finished) already.insert(FormatParams(m.params));
+  job->Update([&](JobSnapshot& s) { s.resumed = static_cast<int64_t>(already.size()); });
   const observe::JobInfo job_info = InfoOf(job->Snapshot());
-  observer_.JobStarted(job_info, static_cast<int64_t>(options.finished.size()));
+  observer_.JobStarted(job_info, static_cast<int64_t>(already.size()));
 
   // Rows are written in small batches: each commit flushes the disk (synchronous=FULL), and a
   // crash loses at most one batch, which a resumed sweep simply measures again.
@@ -519,6 +537,46 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
       }
     }
   });
+}
+
+absl::Status JobManager::AnswerFromSweep(Job& job, const store::SweepInfo& sweep) {
+  store::RowQuery query;
+  query.device_model = sweep.device_model;
+  query.family = sweep.family;
+  query.shape = sweep.shape;
+  query.dtype = sweep.dtype;
+  query.sweep_id = sweep.id;
+  auto rows = store_.ListRows(query);  // ok rows fastest first
+  if (!rows.ok()) return rows.status();
+  tuner::Progress progress;
+  progress.done = progress.total = static_cast<int64_t>(rows->size());
+  for (const store::StoredRow& row : *rows) {
+    ++progress.counts[row.measurement.outcome];
+    if (!progress.best && row.measurement.outcome == Outcome::kOk) progress.best = row.measurement;
+  }
+  // The sweep's own pick among its tied finalists, while it is still the key's winner.
+  std::vector<Measurement> ties;
+  auto winners = store_.ListWinners(sweep.device_model);
+  if (!winners.ok()) return winners.status();
+  for (const store::Winner& winner : *winners) {
+    if (winner.sweep_id != sweep.id) continue;
+    progress.best = winner.measurement;
+    for (const Params& tie : winner.ties) {
+      for (const store::StoredRow& row : *rows) {
+        if (row.measurement.params == tie) ties.push_back(row.measurement);
+      }
+    }
+  }
+  job.Update([&](JobSnapshot& s) {
+    s.sweep_id = sweep.id;
+    s.resumed = progress.done;
+    s.progress = std::move(progress);
+    s.reference_name = sweep.reference.name;
+    s.reference_us = sweep.reference.time_us;
+    s.ties = std::move(ties);
+    s.state = JobState::kSucceeded;
+  });
+  return absl::OkStatus();
 }
 
 void JobManager::Shutdown() {

@@ -42,6 +42,9 @@ struct JobSpec {
   std::vector<Params> candidates;
   uint64_t seed = 1;
   std::string idempotency_key;
+  // Continue an earlier sweep of this very spec (StartTuningRequest.resume). Like the key, not
+  // part of what the spec describes: it is no part of MergeKey or the stored request.
+  bool resume = false;
   tuner::TimingOptions timing;
 
   // Two specs describing the same work (for merging in-flight requests).
@@ -61,6 +64,7 @@ struct JobSnapshot {
   std::map<std::string, double> phase_seconds;  // when ended; see JobProgress.phase_seconds
   std::vector<Measurement> ties;                 // when ended; see JobProgress.ties
   int64_t sweep_id = 0;                          // the store's sweep, once the job started
+  int64_t resumed = 0;  // rows of `progress.done` an earlier run measured (JobProgress.resumed)
   uint64_t version = 0;  // grows with every change
   bool finished() const {
     return state == JobState::kSucceeded || state == JobState::kFailed ||
@@ -126,6 +130,8 @@ class JobManager {
   struct Lane;
   void RunLane(Lane& lane);
   void RunJob(Lane& lane, const std::shared_ptr<Job>& job);
+  // Ends `job` succeeded with what the stored, succeeded `sweep` found (a resume of it).
+  absl::Status AnswerFromSweep(Job& job, const store::SweepInfo& sweep);
   std::shared_ptr<Job> FindLocked(const std::string& id) const;
   // Tells the observer that a job ended (ran, or was cancelled before it started); each Job
   // calls it once, from the update that ended it.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "server/compiler/compiler.h"
 #include "server/core/strings.h"
+#include "server/core/version.h"
 #include "server/service/answer.h"
 #include "server/service/convert.h"
 #include "server/store/tables.h"
@@ -82,13 +83,16 @@ TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::Comp
 grpc::Status TunerService::Authorize(const grpc::ServerContext& context, Role needed,
                                      std::string_view method) const {
   grpc::Status status = authorizer_.Check(context, needed);
-  if (!status.ok()) {
-    const std::string full = absl::StrCat("cutune.v1.Tuner/", ToAbsl(method));
-    const auto code = static_cast<absl::StatusCode>(status.error_code());
-    observer_.AuthRefused({"grpc", context.peer(), full, absl::StatusCodeToString(code),
-                           status.error_message()});
-  }
+  if (!status.ok()) ReportRefusal(context, method, status);
   return status;
+}
+
+void TunerService::ReportRefusal(const grpc::ServerContext& context, std::string_view method,
+                                 const grpc::Status& refusal) const {
+  const std::string full = absl::StrCat("cutune.v1.Tuner/", ToAbsl(method));
+  const auto code = static_cast<absl::StatusCode>(refusal.error_code());
+  observer_.AuthRefused(
+      {"grpc", context.peer(), full, absl::StatusCodeToString(code), refusal.error_message()});
 }
 
 absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
@@ -362,6 +366,7 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
                          " bytes (at most ", kMaxIdempotencyKey, ")")};
   }
   spec.idempotency_key = request->idempotency_key();
+  spec.resume = request->resume();
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
   spec.device = target->ordinal.value_or(0);
@@ -524,6 +529,24 @@ grpc::Status TunerService::ImportTable(grpc::ServerContext* context,
   response->set_winners_replaced(stats->winners_replaced);
   response->set_winners_kept(stats->winners_kept);
   response->set_rows_added(stats->rows_added);
+  return grpc::Status::OK;
+}
+
+grpc::Status TunerService::GetServerInfo(grpc::ServerContext* context,
+                                         const pb::GetServerInfoRequest*,
+                                         pb::GetServerInfoResponse* response) {
+  absl::StatusOr<Role> role = authorizer_.RoleOf(*context);
+  if (!role.ok()) {
+    const grpc::Status refusal = ToGrpc(role.status());
+    ReportRefusal(*context, "GetServerInfo", refusal);
+    return refusal;
+  }
+  response->set_version(std::string(Version()));
+  response->set_api_level(kApiLevel);
+  response->set_role(*role == Role::kAdmin ? pb::GetServerInfoResponse::ROLE_ADMIN
+                                           : pb::GetServerInfoResponse::ROLE_READ);
+  response->set_tokens_required(authorizer_.enabled());
+  response->set_gpu_count(static_cast<int32_t>(jobs_.Gpus().size()));
   return grpc::Status::OK;
 }
 

@@ -68,6 +68,8 @@ class TunerService final : public pb::Tuner::Service {
                            pb::ExportTableResponse* response) override;
   grpc::Status ImportTable(grpc::ServerContext* context, const pb::ImportTableRequest* request,
                            pb::ImportTableResponse* response) override;
+  grpc::Status GetServerInfo(grpc::ServerContext* context, const pb::GetServerInfoRequest* request,
+                             pb::GetServerInfoResponse* response) override;
 
  private:
   struct Target;  // the device a request resolves to
@@ -79,6 +81,9 @@ class TunerService final : public pb::Tuner::Service {
   // authorizer_.Check, and an auth refusal told to the observer (`method`: "ListDevices").
   grpc::Status Authorize(const grpc::ServerContext& context, Role needed,
                          std::string_view method) const;
+  // An auth refusal of `method`'s call, told to the observer (peer, method, code, reason).
+  void ReportRefusal(const grpc::ServerContext& context, std::string_view method,
+                     const grpc::Status& refusal) const;
 
   store::Store& store_;
   JobManager& jobs_;

@@ -392,6 +392,49 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
   return started;
 }
 
+absl::StatusOr<std::optional<SweepInfo>> Store::LatestSweepOfRequest(
+    const SweepKey& key, const Provenance& provenance, std::string_view request_json) {
+  if (absl::Status s = ValidateProblem(key.family, key.shape); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(read_mu_);
+  absl::StatusOr<std::vector<SweepInfo>> sweeps =
+      QuerySweeps(reader_, "WHERE s.request_json = ?1 ORDER BY s.id DESC", request_json);
+  if (!sweeps.ok()) return sweeps.status();
+  for (SweepInfo& info : *sweeps) {
+    const Provenance& p = info.provenance;
+    if (info.device_model == key.device.name &&
+        (info.gpu_uuid.empty() || key.device.uuid.empty() || info.gpu_uuid == key.device.uuid) &&
+        info.family == key.family && info.shape == key.shape && info.dtype == key.dtype &&
+        p.driver_version == provenance.driver_version &&
+        p.nvrtc_version == provenance.nvrtc_version &&
+        p.source_hash == provenance.source_hash && p.space_version == provenance.space_version) {
+      return std::move(info);
+    }
+  }
+  return std::nullopt;
+}
+
+absl::Status Store::ReopenSweep(int64_t sweep_id) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
+  if (!txn.ok()) return txn.status();
+  absl::StatusOr<std::vector<SweepInfo>> sweeps =
+      QuerySweeps(writer_, absl::StrCat("WHERE s.id = ", sweep_id), "");
+  if (!sweeps.ok()) return sweeps.status();
+  if (sweeps->empty()) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
+  const SweepStatus status = sweeps->front().status;
+  if (status != SweepStatus::kCancelled && status != SweepStatus::kFailed) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sweep ", sweep_id, " is ", ToAbsl(SweepStatusName(status)), "; only a cancelled or "
+        "failed sweep can be reopened"));
+  }
+  absl::StatusOr<Stmt> update = Stmt::Prepare(
+      writer_, "UPDATE sweeps SET status = 'running', finished_at_ms = NULL WHERE id = ?1");
+  if (!update.ok()) return update.status();
+  update->Bind(1, sweep_id);
+  if (absl::Status s = update->Run(); !s.ok()) return s;
+  return txn->Commit();
+}
+
 absl::StatusOr<std::set<std::string>> Store::FinishedCandidates(int64_t sweep_id) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<ReadSnapshot> snap = ReadSnapshot::Begin(reader_);

@@ -171,6 +171,16 @@ class Store {
   // key under another provenance is marked failed (its rows are kept) and a new one started.
   absl::StatusOr<StartedSweep> StartOrResumeSweep(const SweepKey& key, const Provenance& provenance,
                                                   std::string_view request_json);
+  // The newest sweep of `key` (this card, or one recorded without a card) under `provenance`
+  // that `request_json` started, whatever its status; nullopt when there is none. What a
+  // request asking to resume continues from.
+  absl::StatusOr<std::optional<SweepInfo>> LatestSweepOfRequest(const SweepKey& key,
+                                                                const Provenance& provenance,
+                                                                std::string_view request_json);
+  // Puts a cancelled or failed sweep back to running (its rows kept), so that the next
+  // StartOrResumeSweep of its key resumes it. FAILED_PRECONDITION for a running or succeeded
+  // sweep, NOT_FOUND for an unknown one.
+  absl::Status ReopenSweep(int64_t sweep_id);
   // FormatParams of every candidate already recorded in the sweep.
   absl::StatusOr<std::set<std::string>> FinishedCandidates(int64_t sweep_id);
   // One atomic row. ALREADY_EXISTS if the candidate is recorded; FAILED_PRECONDITION if the

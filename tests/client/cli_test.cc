@@ -3,6 +3,7 @@
 // exact line or figures a user or script relies on.
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -98,12 +99,29 @@ TEST_F(CliTest, HelpAtEveryLevelListsCommandsAndExitCodes) {
 }
 
 TEST_F(CliTest, VersionOfBothBinariesExitsZero) {
-  RunResult cli = RunLocal({"--version"});
+  // No daemon there: this cutune's version, a one-line note, exit 0.
+  const std::string nowhere = "unix:" + (tmp_.path() / "nobody.sock").string();
+  RunResult cli = RunLocal({"--version", "--server", nowhere});
   EXPECT_EQ(cli.exit_code, kOk) << cli.err;
   EXPECT_EQ(cli.out, "cutune " CUTUNE_VERSION "\n");
+  EXPECT_THAT(cli.err, StartsWith("note: no daemon version: UNAVAILABLE: cannot reach cutuned at " +
+                                  nowhere));
+  EXPECT_EQ(std::count(cli.err.begin(), cli.err.end(), '\n'), 1) << cli.err;
   RunResult daemon = RunProgram((BinDir() / "cutuned").string(), {"--version"});
   EXPECT_EQ(daemon.exit_code, 0) << daemon.err;
   EXPECT_EQ(daemon.out, "cutuned " CUTUNE_VERSION "\n");
+}
+
+TEST_F(CliTest, VersionAsksTheDaemonForItsVersionAndApiLevel) {
+  RunResult r = Run({"--version"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_EQ(r.out, "cutune " CUTUNE_VERSION "\ncutuned " CUTUNE_VERSION " at " + daemon_->target() +
+                       ": API level 1, role admin (no tokens required), no GPU (serves tables)\n");
+  EXPECT_EQ(r.err, "");
+  // The connection options at the top level serve --version only.
+  RunResult misplaced = RunLocal({"--server", daemon_->target(), "devices"});
+  EXPECT_EQ(misplaced.exit_code, kUsage);
+  EXPECT_THAT(misplaced.err, HasSubstr("--server requires --version"));
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
@@ -572,6 +590,146 @@ TEST_F(CliTest, ReportHtmlShowsTheHeatmapInChromium) {
   EXPECT_LT(histogram[0xffffff], static_cast<int64_t>(image->pixels.size()) * 9 / 10);
 }
 
+// --- batch sweeps (a daemon whose GPU is the fake worker) -----------------------------------
+
+// Two candidates a shape: every parameter pinned but rows.
+const std::vector<std::string> kNarrow = {"--param", "tile=32", "--param", "rows=8,16",
+                                          "--param", "pad=0",   "--param", "vec=1",
+                                          "--param", "minb=0",  "--param", "swizzle=0",
+                                          "--param", "smem=1"};
+
+class CliBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runs_ = (tmp_.path() / "runs.log").string();
+    poison_ = (tmp_.path() / "poison").string();
+    daemon_ = Daemon::Start({"--worker", FakeWorker()}, {},
+                            {"FAKE_WORKER_RUN_LOG=" + runs_, "FAKE_WORKER_POISON_FILE=" + poison_});
+    shapes_ = (tmp_.path() / "shapes.txt").string();
+    std::ofstream(shapes_) << "# CI shapes\n256x256\n\n512x256   # skinny\n  1024x512\n";
+  }
+  RunResult Batch(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"sweep", "transpose", "--shapes", shapes_};
+    args.insert(args.end(), kNarrow.begin(), kNarrow.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.push_back("--server");
+    args.push_back(daemon_->target());
+    return RunProgram(Cutune(), args, {}, 120);
+  }
+  int64_t Measured() const {  // candidates the fake worker has run so far
+    std::ifstream in(runs_);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  }
+  size_t StoredRows(const std::string& shape) {
+    RunResult r = RunProgram(Cutune(), {"results", "transpose", "--shape", shape, "--top", "0",
+                                        "--json", "--server", daemon_->target()});
+    EXPECT_EQ(r.exit_code, kOk) << r.err;
+    return Json::parse(r.out)["rows"].size();
+  }
+  size_t Jobs() {
+    RunResult r = RunProgram(Cutune(), {"jobs", "--json", "--server", daemon_->target()});
+    EXPECT_EQ(r.exit_code, kOk) << r.err;
+    return Json::parse(r.out)["jobs"].size();
+  }
+
+  TempDir tmp_;
+  std::string runs_, poison_, shapes_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+TEST_F(CliBatchTest, ThreeShapesWithCommentsRunAndEndInOneSummary) {
+  RunResult r = Batch({"--top", "1"});
+  ASSERT_EQ(r.exit_code, kOk) << r.out << r.err;
+  EXPECT_THAT(r.out, AllOf(HasSubstr("[1/3] job job-"), HasSubstr(": transpose 256x256 f32\n"),
+                           HasSubstr("[3/3] transpose 1024x512 f32 on Fake GPU: 2 of 2 candidates")));
+  const size_t summary = r.out.find("shape     state");
+  ASSERT_NE(summary, std::string::npos) << r.out;
+  std::vector<std::string> lines = absl::StrSplit(r.out.substr(summary), '\n');
+  ASSERT_EQ(lines.size(), 7u) << r.out;  // header, rule, 3 shapes, counts, ""
+  EXPECT_THAT(lines[0], AllOf(HasSubstr("winner"), HasSubstr("time us"), HasSubstr("% of ref"),
+                              HasSubstr("candidates"), HasSubstr("seconds")));
+  EXPECT_THAT(lines[2], AllOf(StartsWith("256x256   succeeded  minb=0,pad=0,rows="),
+                              HasSubstr("  2  ")));
+  EXPECT_THAT(lines[3], StartsWith("512x256   succeeded"));
+  EXPECT_THAT(lines[4], StartsWith("1024x512  succeeded"));
+  EXPECT_EQ(lines[5], "transpose: 3 shapes: 3 succeeded, 0 failed, 0 not finished");
+  EXPECT_EQ(r.err.find("\033[K"), std::string::npos);  // no bar without a terminal
+}
+
+TEST_F(CliBatchTest, ABadLineIsAnErrorBeforeAnythingIsQueued) {
+  std::ofstream(shapes_, std::ios::trunc) << "256x256\n# fine so far\n512x\n1024x512\n";
+  RunResult bad = Batch();
+  EXPECT_EQ(bad.exit_code, kUsage);
+  EXPECT_TRUE(OneErrorLine(bad, "INVALID_ARGUMENT"));
+  EXPECT_THAT(bad.err, HasSubstr(shapes_ + ":3: bad shape '512x'"));
+  std::ofstream(shapes_, std::ios::trunc) << "256x256\n256x256x256\n";
+  RunResult dims = Batch();
+  EXPECT_EQ(dims.exit_code, kUsage);
+  EXPECT_THAT(dims.err, HasSubstr(shapes_ + ":2: transpose 256x256x256: "));
+  std::ofstream(shapes_, std::ios::trunc) << "256x256\n512x256\n256x256\n";
+  EXPECT_THAT(Batch().err, HasSubstr(":3: 256x256 is listed twice (first on line 1)"));
+  EXPECT_EQ(Jobs(), 0u);
+  EXPECT_EQ(Measured(), 0);
+  // --shape and --shapes together, and neither, are usage errors too.
+  RunResult both = Batch({"--shape", "64x64"});
+  EXPECT_EQ(both.exit_code, kUsage);
+  EXPECT_THAT(both.err, HasSubstr("excludes"));
+  EXPECT_EQ(RunProgram(Cutune(), {"sweep", "transpose", "--server", daemon_->target()}).exit_code,
+            kUsage);
+}
+
+TEST_F(CliBatchTest, RunningItAgainMeasuresNothingTwice) {
+  ASSERT_EQ(Batch().exit_code, kOk);
+  const int64_t measured = Measured();
+  EXPECT_GT(measured, 0);
+  RunResult again = Batch({"--json"});
+  ASSERT_EQ(again.exit_code, kOk) << again.err;
+  EXPECT_EQ(Measured(), measured);
+  const pb::BatchSweepReport report = ParseJsonAs<pb::BatchSweepReport>(again.out);
+  ASSERT_EQ(report.shapes_size(), 3);
+  for (const pb::BatchSweepShape& shape : report.shapes()) {
+    EXPECT_EQ(shape.state(), pb::BatchSweepShape::STATE_SUCCEEDED);
+    EXPECT_EQ(shape.sweep().job().done(), 2);
+    EXPECT_EQ(shape.sweep().job().resumed(), 2);  // both from the first run
+  }
+  for (const char* shape : {"256x256", "512x256", "1024x512"}) EXPECT_EQ(StoredRows(shape), 2u);
+  EXPECT_THAT(Batch().out, HasSubstr("256x256   done before"));
+}
+
+TEST_F(CliBatchTest, JsonIsOneBatchSweepReport) {
+  RunResult r = Batch({"--json", "--top", "1"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_TRUE(InJsonDialect<pb::BatchSweepReport>(r.out));
+  Json parsed = Json::parse(r.out);
+  EXPECT_EQ(parsed["family"], "transpose");
+  EXPECT_EQ(parsed["shapes_file"], shapes_);
+  EXPECT_EQ(parsed["succeeded"], "3");
+  ASSERT_EQ(parsed["shapes"].size(), 3u);
+  EXPECT_EQ(parsed["shapes"][1]["problem"]["shape"], Json::array({"512", "256"}));
+  EXPECT_EQ(parsed["shapes"][1]["line"], 4);
+  EXPECT_EQ(parsed["shapes"][1]["state"], "STATE_SUCCEEDED");
+  EXPECT_EQ(parsed["shapes"][1]["sweep"]["top"].size(), 1u);  // --top applies to each shape
+  EXPECT_EQ(parsed["shapes"][1]["sweep"]["device_model"], "Fake GPU");
+  EXPECT_EQ(parsed["shapes"][1]["sweep"]["job"]["state"], "STATE_SUCCEEDED");
+}
+
+TEST_F(CliBatchTest, AFailingShapeFailsTheBatchButTheOthersRunAndTheSummaryComes) {
+  // The fake worker answers the next run as a poisoned GPU does: the first shape's job fails.
+  std::ofstream(poison_) << "1";
+  RunResult r = Batch();
+  EXPECT_EQ(r.exit_code, kFailure) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("256x256   failed"));
+  EXPECT_THAT(r.out, HasSubstr("512x256   succeeded"));
+  EXPECT_THAT(r.out, HasSubstr("1024x512  succeeded"));
+  EXPECT_THAT(r.out, HasSubstr("failed: 256x256 (line 2): ABORTED: sweep job job-"));
+  EXPECT_THAT(r.out, HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
+  EXPECT_THAT(r.out, HasSubstr("transpose: 3 shapes: 2 succeeded, 1 failed, 0 not finished"));
+  // Fixed (the poison was used up), the same command tunes the failed shape only.
+  RunResult again = Batch();
+  EXPECT_EQ(again.exit_code, kOk) << again.out << again.err;
+  EXPECT_THAT(again.out, AllOf(HasSubstr("256x256   succeeded"), HasSubstr("512x256   done before")));
+}
+
 // --- tokens
 // ---------------------------------------------------------------------------------------
 
@@ -604,6 +762,14 @@ TEST(CliAuthTest, TokensAndRoles) {
                 .exit_code,
             kOk);
   EXPECT_EQ(run({"jobs", "--token", "wrong"}).exit_code, kDenied);
+  // --version says what the token may do, and without one still exits 0.
+  RunResult version = run({"--version", "--token", "read-secret"});
+  EXPECT_EQ(version.exit_code, kOk) << version.err;
+  EXPECT_THAT(version.out, HasSubstr(": API level 1, role read, no GPU"));
+  RunResult anonymous = run({"--version"});
+  EXPECT_EQ(anonymous.exit_code, kOk);
+  EXPECT_EQ(anonymous.out, "cutune " CUTUNE_VERSION "\n");
+  EXPECT_THAT(anonymous.err, StartsWith("note: no daemon version: UNAUTHENTICATED"));
 }
 
 // --- TLS

@@ -108,8 +108,11 @@ RunResult RunProgram(const std::string& program, const std::vector<std::string>&
   return result;
 }
 
+std::string FakeWorker() { return (BinDir() / "fake-worker").string(); }
+
 std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& extra_args,
-                                      const std::vector<std::string>& probe_args) {
+                                      const std::vector<std::string>& probe_args,
+                                      const std::vector<std::string>& env) {
   std::unique_ptr<Daemon> daemon(new Daemon());
   const std::filesystem::path& dir = daemon->dir_.path();
   daemon->target_ = "unix:" + (dir / "cutuned.sock").string();
@@ -119,7 +122,9 @@ std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& extra_args
                                    "--cache-dir", (dir / "cache").string()};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   // Hide any GPU: these tests need a table server on every machine, GPU runners included.
-  daemon->pid_ = Spawn((BinDir() / "cutuned").string(), args, {"CUDA_VISIBLE_DEVICES="},
+  std::vector<std::string> daemon_env = {"CUDA_VISIBLE_DEVICES="};
+  daemon_env.insert(daemon_env.end(), env.begin(), env.end());
+  daemon->pid_ = Spawn((BinDir() / "cutuned").string(), args, daemon_env,
                        (dir / "cutuned.out").string(), (dir / "cutuned.log").string());
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < end) {

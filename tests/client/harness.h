@@ -24,6 +24,7 @@ struct RunResult {
 std::filesystem::path BinDir();
 std::filesystem::path AssetsDir();
 std::string ReadFileOrDie(const std::filesystem::path& path);
+std::string FakeWorker();  // tests/worker's stand-in for the GPU worker, built beside cutune
 
 // A fresh temporary directory, removed with the object.
 
@@ -34,9 +35,11 @@ RunResult RunProgram(const std::string& program, const std::vector<std::string>&
 
 class Daemon {
  public:
-  // Starts cutuned and waits until `cutune devices <probe_args>` gets an answer.
+  // Starts cutuned and waits until `cutune devices <probe_args>` gets an answer; `env`
+  // ("NAME=value") is added to its environment (the fake worker's knobs).
   static std::unique_ptr<Daemon> Start(const std::vector<std::string>& extra_args = {},
-                                       const std::vector<std::string>& probe_args = {});
+                                       const std::vector<std::string>& probe_args = {},
+                                       const std::vector<std::string>& env = {});
   ~Daemon();
   const std::string& target() const { return target_; }  // "unix:/tmp/.../cutuned.sock"
   std::string log() const;

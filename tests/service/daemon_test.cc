@@ -160,7 +160,8 @@ TEST(DaemonTest, ReflectionDescribesTheApi) {
   std::vector<std::string> methods;
   for (const auto& m : file.service(0).method()) methods.push_back(m.name());
   EXPECT_THAT(methods, Contains("GetBestConfig"));
-  EXPECT_THAT(methods, SizeIs(10));
+  EXPECT_THAT(methods, Contains("GetServerInfo"));
+  EXPECT_THAT(methods, SizeIs(11));
 }
 
 TEST(DaemonTest, NoReflectionFlagTurnsItOff) {

@@ -233,6 +233,8 @@ std::vector<Case> Cases() {
   };
   start("no problem", [](auto& r) { r.clear_problem(); }, C::INVALID_ARGUMENT, "problem.family");
   start("bad shape", [](auto& r) { r.mutable_problem()->set_shape(0, -1); }, C::INVALID_ARGUMENT, "");
+  start("resume with a bad shape", [](auto& r) { r.set_resume(true); r.mutable_problem()->set_shape(0, -1); },
+        C::INVALID_ARGUMENT, "");
   start("unknown family", [](auto& r) { r.mutable_problem()->set_family("conv"); }, C::NOT_FOUND, "conv");
   start("unknown strategy", [](auto& r) { r.set_strategy("psychic"); }, C::INVALID_ARGUMENT,
         "unknown strategy 'psychic'");
@@ -483,7 +485,7 @@ std::vector<Case> Cases() {
   // Raw bytes that are no protobuf message, to every method.
   for (const std::string method : {"ListDevices", "ListFamilies", "GetBestConfig", "StartTuning",
                                    "WatchJob", "CancelJob", "ListJobs", "ListResults",
-                                   "ExportTable", "ImportTable"}) {
+                                   "ExportTable", "ImportTable", "GetServerInfo"}) {
     add("raw garbage to " + method,
         [method](Daemon& d) { return Raw(d, method, std::string("\xff\xff\xff\xff\xff\xff\x01", 7)); },
         C::INTERNAL, "");

@@ -1,5 +1,7 @@
 // Tuning jobs through the API: a whole sweep, one sweep at a time per GPU, bounded queues,
 // merging, idempotency keys, cancellation, budgets, and the three answers to a cache miss.
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <thread>
 
@@ -283,6 +285,65 @@ TEST(JobsTest, CancellingARunningJobStopsItWithinACandidate) {
   // The queued job moves up and runs; cancelling a finished job just reports its state.
   EXPECT_EQ(WaitForJob(stub, queued).state(), pb::JobProgress::STATE_SUCCEEDED);
   EXPECT_EQ(Cancel(stub, queued), pb::JobProgress::STATE_SUCCEEDED);
+}
+
+// `resume` (the batch sweep's): a cancelled sweep goes on from its rows; a succeeded one is
+// answered as it stands, with nothing measured; a request that differs starts over.
+TEST(JobsTest, ResumeGoesOnFromACancelledSweepAndAnswersASucceededOne) {
+  TempDir dir;
+  const std::string log = dir.File("runs.log");
+  ScopedEnv runs("FAKE_WORKER_RUN_LOG", log);
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "100");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto measured = [&] {  // candidates the fake worker has run
+    std::ifstream in(log);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  pb::StartTuningRequest request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
+  request.set_resume(true);
+  const std::string first = Start(stub, request).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, first).done() >= 3; }));
+  Cancel(stub, first);
+  const pb::JobProgress cancelled = WaitForJob(stub, first);
+  ASSERT_EQ(cancelled.state(), pb::JobProgress::STATE_CANCELLED);
+  ASSERT_LT(cancelled.done(), 8);
+  EXPECT_EQ(cancelled.resumed(), 0);
+
+  const auto before = measured();
+  const std::string second = Start(stub, request).job_id();
+  const pb::JobProgress resumed = WaitForJob(stub, second);
+  EXPECT_EQ(resumed.state(), pb::JobProgress::STATE_SUCCEEDED);
+  EXPECT_EQ(resumed.done(), 8);
+  EXPECT_EQ(resumed.resumed(), cancelled.done());
+  auto sweeps = server.store().ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_THAT(*sweeps, SizeIs(1));  // the cancelled sweep itself, reopened and finished
+  EXPECT_EQ(sweeps->front().status, store::SweepStatus::kSucceeded);
+  EXPECT_EQ(sweeps->front().rows, 8);
+  const auto after_resume = measured();
+  EXPECT_GT(after_resume, before);
+
+  const std::string third = Start(stub, request).job_id();
+  const pb::JobProgress reused = WaitForJob(stub, third);
+  EXPECT_EQ(reused.state(), pb::JobProgress::STATE_SUCCEEDED);
+  EXPECT_EQ(reused.done(), 8);
+  EXPECT_EQ(reused.resumed(), 8);
+  EXPECT_EQ(reused.outcome_counts().at("OUTCOME_OK"), 8);
+  ASSERT_TRUE(reused.has_best());
+  EXPECT_EQ(reused.best().params().at("rows"), resumed.best().params().at("rows"));
+  EXPECT_EQ(measured(), after_resume);  // nothing measured
+  pb::ListResultsRequest rows_of;
+  rows_of.set_job_id(third);
+  pb::ListResultsResponse rows;
+  ASSERT_TRUE(stub.ListResults(Context().get(), rows_of, &rows).ok());
+  EXPECT_THAT(rows.rows(), SizeIs(8));
+
+  // Another request of the same problem (other seed) is its own sweep.
+  request.set_seed(7);
+  const pb::JobProgress other = WaitForJob(stub, Start(stub, request).job_id());
+  EXPECT_EQ(other.resumed(), 0);
+  EXPECT_GT(measured(), after_resume);
 }
 
 TEST(JobsTest, CancellingAQueuedJobEndsItAtOnce) {

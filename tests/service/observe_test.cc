@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "server/core/version.h"
 #include "tests/service/harness.h"
 
 namespace cutune::service::testing {
@@ -204,7 +205,8 @@ TEST(DaemonMetricsTest, ScrapesMoveWithLookupsAndSweeps) {
   EXPECT_THAT(before.body, HasSubstr("# HELP cutune_lookups_total "));
   EXPECT_THAT(before.body, HasSubstr("# TYPE cutune_lookups_total counter\n"));
   EXPECT_THAT(before.body, HasSubstr("# TYPE cutune_lookup_duration_seconds histogram\n"));
-  EXPECT_THAT(before.body, HasSubstr("cutune_build_info{version=\"" CUTUNE_VERSION "\"} 1\n"));
+  EXPECT_THAT(before.body,
+              HasSubstr("cutune_build_info{version=\"" + std::string(Version()) + "\"} 1\n"));
   EXPECT_EQ(Sample(before.body, "cutune_lookups_total{rung=\"family_default\"}"), 0);
   EXPECT_EQ(Sample(before.body, "cutune_candidates_total{outcome=\"ok\"}"), 0);
   EXPECT_EQ(Sample(before.body, "cutune_gpu_state{gpu=\"0\",model=\"Fake GPU\",state=\"ready\"}"),

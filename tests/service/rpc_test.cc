@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "kernels/family.h"
 #include "server/compiler/compiler.h"
+#include "server/core/version.h"
 #include "tests/service/harness.h"
 
 namespace cutune::service::testing {
@@ -68,6 +69,18 @@ TEST(RpcTest, ListDevicesDescribesTheWorkersGpu) {
   EXPECT_EQ(d.queued_jobs(), 0);
   EXPECT_EQ(response.nvrtc_version(), compiler::NvrtcVersion());
   EXPECT_EQ(response.no_gpu_reason(), "");
+}
+
+TEST(RpcTest, GetServerInfoSaysVersionApiLevelRoleAndGpus) {
+  TestServer server;
+  pb::GetServerInfoResponse info;
+  ASSERT_TRUE(server.stub().GetServerInfo(Context().get(), {}, &info).ok());
+  EXPECT_EQ(info.version(), Version());
+  EXPECT_EQ(info.api_level(), kApiLevel);
+  EXPECT_GE(info.api_level(), 1);
+  EXPECT_EQ(info.role(), pb::GetServerInfoResponse::ROLE_ADMIN);  // no tokens: anyone may tune
+  EXPECT_FALSE(info.tokens_required());
+  EXPECT_EQ(info.gpu_count(), 1);
 }
 
 TEST(RpcTest, ListFamiliesGivesParametersDefaultsAndSpaceSizes) {
@@ -307,6 +320,9 @@ TEST_F(AuthTest, UnauthenticatedWithoutAKnownBearerToken) {
   EXPECT_EQ(stub.ExportTable(Context().get(), {}, &exported).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   pb::ImportTableResponse imported;
   EXPECT_EQ(stub.ImportTable(Context().get(), {}, &imported).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  pb::GetServerInfoResponse info;
+  EXPECT_THAT(stub.GetServerInfo(Context().get(), {}, &info),
+              HasStatus(grpc::StatusCode::UNAUTHENTICATED, "missing 'authorization"));
   auto context = Context();
   auto reader = stub.WatchJob(context.get(), {});
   pb::JobProgress progress;
@@ -340,8 +356,15 @@ TEST_F(AuthTest, ReadTokenLooksUpButMayNotTuneCancelOrImport) {
   EXPECT_THAT(stub.ImportTable(Context(std::chrono::seconds(5), read).get(), import, &imported),
               HasStatus(grpc::StatusCode::PERMISSION_DENIED, kDenied));
 
+  pb::GetServerInfoResponse info;
+  ASSERT_TRUE(stub.GetServerInfo(Context(std::chrono::seconds(5), read).get(), {}, &info).ok());
+  EXPECT_EQ(info.role(), pb::GetServerInfoResponse::ROLE_READ);
+  EXPECT_TRUE(info.tokens_required());
+
   // The admin token may do all of it.
   const std::string admin = "admin-secret";
+  ASSERT_TRUE(stub.GetServerInfo(Context(std::chrono::seconds(5), admin).get(), {}, &info).ok());
+  EXPECT_EQ(info.role(), pb::GetServerInfoResponse::ROLE_ADMIN);
   pb::StartTuningResponse started;
   ASSERT_TRUE(Call(stub, SmallJob(64, 64), &started, admin).ok());
   cancel.set_job_id(started.job_id());
