@@ -85,7 +85,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     const kernels::Space& space = family->default_space();
-    const tuner::ValidCandidates candidates = tuner::EnumerateValid(space);
+    // Over what the recording holds (a recording of an older space lacks the newer candidates).
+    const tuner::ValidCandidates candidates =
+        tuner::RecordedSubset(tuner::EnumerateValid(space), *recorded);
     const auto valid = static_cast<int64_t>(candidates.candidates.size());
     const int64_t budget = std::max<int64_t>(
         1, static_cast<int64_t>(std::ceil(fraction * static_cast<double>(valid))));

@@ -267,15 +267,6 @@ double TileCoverage(const KernelFamily& family, const Params& params, const Shap
   return coverage;
 }
 
-uint32_t PartialTiles(const KernelFamily& family, const Params& params, const Shape& shape) {
-  const std::vector<int64_t> tile = family.OutputTile(params);
-  uint32_t partial = 0;
-  for (size_t d = 0; d < tile.size() && d < shape.size() && d < 32; ++d) {
-    if (tile[d] > 0 && shape[d] % tile[d] != 0) partial |= uint32_t{1} << d;
-  }
-  return partial;
-}
-
 double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
                         int sm_count) {
   const LaunchGeometry g = family.Geometry(params, shape);

@@ -135,8 +135,8 @@ class KernelFamily {
 
   virtual LaunchGeometry Geometry(const Params& params, const Shape& shape) const = 0;
   // The output tile's extent along each shape dimension, in shape order; 0 for a dimension the
-  // launch does not tile (matmul's K). Empty: a family without output tiles. TileCoverage and
-  // PartialTiles are computed from it.
+  // launch does not tile (matmul's K). Empty: a family without output tiles. TileCoverage is
+  // computed from it.
   virtual std::vector<int64_t> OutputTile(const Params& /*params*/) const { return {}; }
   // Geometry of the reference kernel.
   virtual LaunchGeometry ReferenceGeometry(const Shape& shape) const = 0;
@@ -186,9 +186,6 @@ absl::Status ValidateParams(std::string_view family, const Params& params);
 // The share of the launched output tiles' area that covers the output, in (0, 1] (1: a family
 // without output tiles).
 double TileCoverage(const KernelFamily& family, const Params& params, const Shape& shape);
-// Bit d is set when shape dimension d ends in a partial output tile. Those edge blocks take the
-// checked loads, and a launch of one wave waits for its slowest block.
-uint32_t PartialTiles(const KernelFamily& family, const Params& params, const Shape& shape);
 // How well a configuration's launch fits a shape, in (0, 1]: TileCoverage times the share of the
 // last wave's SMs kept busy (blocks from Geometry, one block per SM per wave assumed). The
 // prediction model corrects a member's measured slowdown at a neighbouring shape with it.

@@ -1,7 +1,6 @@
 #include "server/predict/model.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -67,51 +66,29 @@ std::vector<double> Model::Scores(const Shape& shape) const {
   const std::vector<LaunchFit> asked_fit = FitsAt(shape);
   std::vector<double> distance(p.shapes.size());
   for (size_t s = 0; s < p.shapes.size(); ++s) distance[s] = Distance(shape_features_[s], asked);
-  // The median member's fit correction from tuned shape s to the asked one, computed for the
-  // shapes some member consults.
-  std::vector<std::optional<double>> median_correction(p.shapes.size());
-  auto median_at = [&](size_t s) {
-    if (!median_correction[s]) {
-      std::vector<double> c(p.members.size());
-      for (size_t m = 0; m < c.size(); ++m) c[m] = FitCorrection(fit_at_[s][m], asked_fit[m]);
-      const auto mid = c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2);
-      std::nth_element(c.begin(), mid, c.end());
-      median_correction[s] = *mid;
-    }
-    return *median_correction[s];
-  };
-  // Each member's k nearest shapes: its distance to a shape is the shared one plus the
-  // partial-tile penalty, never less, so the scan in shared-distance order stops once the next
-  // shared distance cannot beat the k-th found.
-  std::vector<size_t> order(p.shapes.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return std::pair(distance[a], a) < std::pair(distance[b], b); });
   const size_t k = std::min(p.shapes.size(), std::max<size_t>(options_.neighbours, 1));
-  std::vector<std::pair<double, size_t>> near;  // a max-heap of the k nearest so far
-  near.reserve(k + 1);
+  std::vector<std::pair<double, size_t>> near(p.shapes.size());
+  for (size_t s = 0; s < p.shapes.size(); ++s) near[s] = {distance[s], s};
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
+  near.resize(k);
+  // The median member's fit correction from each neighbour to the asked shape.
+  std::vector<double> median_correction;
+  for (const auto& [d, s] : near) {
+    std::vector<double> c(p.members.size());
+    for (size_t m = 0; m < c.size(); ++m) c[m] = FitCorrection(fit_at_[s][m], asked_fit[m]);
+    const auto mid = c.begin() + static_cast<std::ptrdiff_t>(c.size() / 2);
+    std::nth_element(c.begin(), mid, c.end());
+    median_correction.push_back(*mid);
+  }
   std::vector<double> scores(p.members.size(), 0);
   for (size_t m = 0; m < p.members.size(); ++m) {
-    near.clear();
-    for (size_t s : order) {
-      if (near.size() == k && std::pair(distance[s], s) >= near.front()) break;
-      const int differ = std::popcount(fit_at_[s][m].partial_tiles ^ asked_fit[m].partial_tiles);
-      const std::pair<double, size_t> candidate = {
-          distance[s] + options_.partial_tile_penalty * differ, s};
-      if (near.size() == k) {
-        if (candidate >= near.front()) continue;
-        std::pop_heap(near.begin(), near.end());
-        near.pop_back();
-      }
-      near.push_back(candidate);
-      std::push_heap(near.begin(), near.end());
-    }
     double sum = 0, weights = 0;
-    for (const auto& [d, s] : near) {
+    for (size_t i = 0; i < near.size(); ++i) {
+      const auto [d, s] = near[i];
       const double w = 1.0 / (d + options_.distance_offset);
       const double t = p.Time(s, m);
       double v = t > 0 ? std::log(t / p.best_us[s]) : std::log(options_.unmeasured_slowdown);
-      v += FitCorrection(fit_at_[s][m], asked_fit[m]) - median_at(s);
+      v += FitCorrection(fit_at_[s][m], asked_fit[m]) - median_correction[i];
       sum += w * std::max(v, 0.0);
       weights += w;
     }

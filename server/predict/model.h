@@ -1,20 +1,16 @@
 // The PREDICTED rung's model: which portfolio member to answer an untuned shape with, and how
 // much slower than a tuning of that shape it is expected to be. Nearest neighbours over the
 // tuned shapes (log2 of each dimension, plus a penalty for a dimension that is not a multiple of
-// 4, where vector loads fall back). Each member has its own neighbours: a tuned shape where the
-// member's tiles end partial along other dimensions than at the asked shape is farther away
-// (its edge blocks take checked loads, and a one-wave launch waits for its slowest block). A
-// member's predicted slowdown is the distance-weighted mean of its measured slowdowns at its
-// neighbours, each corrected by how its tiles and waves fit the asked shape against the
-// neighbour (the fit hook), relative to how the median member's fit changes between the two
-// shapes (what changes for every member alike does not change the ranking, and small grids
+// 4, where vector loads fall back). A member's predicted slowdown is the distance-weighted mean
+// of its measured slowdowns at the neighbours, each corrected by how its tiles and waves fit the
+// asked shape against the neighbour (the fit hook), relative to how the median member's fit
+// changes between the two shapes (what changes for every member alike does not change the ranking, and small grids
 // are latency-bound rather than proportional to busy SMs). The member with the least predicted
 // slowdown wins; leave-one-shape-out over the tuned shapes calibrates the slowdown it reports.
 // Chosen on the H200 grid (bench/results/unseen-shapes.md).
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -24,25 +20,20 @@
 
 namespace cutune::predict {
 
-// How a configuration's launch fits a shape. The family supplies it (kernels::LaunchEfficiency
-// and kernels::PartialTiles).
+// How a configuration's launch fits a shape. The family supplies it (kernels::LaunchEfficiency).
 struct LaunchFit {
   // In (0, 1]: the share of its tiles' area that covers the output times the share of the last
   // wave's SMs kept busy.
   double efficiency = 1;
-  // Bit d: shape dimension d ends in a partial tile.
-  uint32_t partial_tiles = 0;
 };
-// nullptr: efficiency 1 and no partial tiles everywhere.
+// nullptr: efficiency 1 everywhere.
 using FitFn = std::function<LaunchFit(const Params& params, const Shape& shape)>;
 
 struct ModelOptions {
-  size_t neighbours = 6;              // tuned shapes consulted per member and prediction
-  double distance_offset = 0.25;      // weight = 1 / (distance + offset)
-  double unaligned_penalty = 2.0;     // distance added per dimension whose alignment (% 4) differs
-  double partial_tile_penalty = 0.5;  // added per dimension whose member tiles end partial at
-                                      // one shape and whole at the other
-  double unmeasured_slowdown = 4;     // assumed for a member never measured at a neighbour
+  size_t neighbours = 6;           // tuned shapes consulted per prediction
+  double distance_offset = 0.25;   // weight = 1 / (distance + offset)
+  double unaligned_penalty = 2.0;  // distance added per dimension whose alignment (% 4) differs
+  double unmeasured_slowdown = 4;  // assumed for a member never measured at a neighbour
 };
 
 struct Prediction {

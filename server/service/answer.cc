@@ -287,7 +287,6 @@ store::StoreOptions StoreRules() {
     if (family == nullptr) return fit;
     fit.efficiency =
         kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
-    fit.partial_tiles = kernels::PartialTiles(*family, params, shape);
     return fit;
   };
   return options;

@@ -112,8 +112,7 @@ struct EntryValidator {
 };
 
 // How a configuration's launch fits a shape on a GPU with `sm_count` SMs; the daemon passes
-// kernels::LaunchEfficiency and kernels::PartialTiles. The prediction models use it; empty:
-// efficiency 1 and whole tiles everywhere.
+// kernels::LaunchEfficiency. The prediction models use it; empty: efficiency 1 everywhere.
 using FitFn = std::function<predict::LaunchFit(std::string_view family, const Params& params,
                                                const Shape& shape, int sm_count)>;
 

@@ -55,6 +55,15 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
   return sweep;
 }
 
+ValidCandidates RecordedSubset(const ValidCandidates& valid, const RecordedSweep& recorded) {
+  ValidCandidates out;
+  out.invalid = valid.invalid;
+  for (const Params& params : valid.candidates) {
+    if (recorded.times.contains(FormatParams(params))) out.candidates.push_back(params);
+  }
+  return out;
+}
+
 absl::StatusOr<ReplayResult> Replay(const kernels::Space& space, const ValidCandidates& valid,
                                     const RecordedSweep& recorded, const std::string& strategy,
                                     uint64_t seed, int64_t budget, size_t window,

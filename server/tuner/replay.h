@@ -26,6 +26,11 @@ struct RecordedSweep {
 // line number for anything else; NOT_FOUND for a missing file.
 absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path);
 
+// The candidates of `valid` (in its order) that `recorded` measured: a recording of an older,
+// smaller version of the space replays over what it holds, so strategies can still be
+// compared on it (a newer space's added candidates are simply not there).
+ValidCandidates RecordedSubset(const ValidCandidates& valid, const RecordedSweep& recorded);
+
 struct ReplayResult {
   std::optional<double> best_us;  // fastest candidate the search evaluated
   int64_t evaluations = 0;

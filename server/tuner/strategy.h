@@ -72,7 +72,8 @@ struct ValidCandidates {
 ValidCandidates EnumerateValid(const kernels::Space& space);
 // EnumerateValid of a family's default space, computed on first use and kept for the process.
 const ValidCandidates& ValidOfDefaultSpace(const kernels::KernelFamily& family);
-// MakeSearch over candidates enumerated before; `valid` must be EnumerateValid(space).
+// MakeSearch over candidates enumerated before; `valid` must be EnumerateValid(space) or a
+// subset of it in its order (a replay of an older recording: RecordedSubset).
 absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const ValidCandidates& valid,
                                                    std::string_view strategy, uint64_t seed,

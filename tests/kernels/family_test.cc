@@ -231,23 +231,18 @@ TEST(GeometryTest, MatmulCoversOddShapes) {
   EXPECT_EQ(seed.dynamic_shared_bytes, 2u * 32 * 32 * 4);
 }
 
-// The output tile's fit: coverage and the dimensions that end in a partial tile, from the
-// family's OutputTile (matmul tiles M and N, not K; transpose tiles both).
-TEST(GeometryTest, OutputTilesCoverageAndPartialTiles) {
+// The output tile's fit, from the family's OutputTile (matmul tiles M and N, not K; transpose
+// tiles both).
+TEST(GeometryTest, OutputTilesAndTheirCoverage) {
   Params mm = MatmulFamily().baseline();
   mm["bm"] = 64;
   mm["bn"] = 128;
   EXPECT_EQ(MatmulFamily().OutputTile(mm), (std::vector<int64_t>{64, 128, 0}));
-  EXPECT_EQ(PartialTiles(MatmulFamily(), mm, {1024, 1024, 1000}), 0u) << "K is not tiled";
-  EXPECT_EQ(PartialTiles(MatmulFamily(), mm, {1000, 1024, 1000}), 1u);
-  EXPECT_EQ(PartialTiles(MatmulFamily(), mm, {1024, 1000, 7}), 2u);
-  EXPECT_EQ(PartialTiles(MatmulFamily(), mm, {1000, 1000, 1000}), 3u);
-  EXPECT_DOUBLE_EQ(TileCoverage(MatmulFamily(), mm, {1024, 1024, 3}), 1.0);
+  EXPECT_DOUBLE_EQ(TileCoverage(MatmulFamily(), mm, {1024, 1024, 3}), 1.0) << "K is not tiled";
   EXPECT_DOUBLE_EQ(TileCoverage(MatmulFamily(), mm, {1000, 1000, 3}),
                    (1000.0 / 1024) * (1000.0 / 1024));
   const Params tr = TransposeFamily().baseline();
   const int64_t tile = tr.at("tile");
-  EXPECT_EQ(PartialTiles(TransposeFamily(), tr, {tile * 3, tile * 5 + 1}), 2u);
   EXPECT_DOUBLE_EQ(TileCoverage(TransposeFamily(), tr, {tile, 2 * tile - 1}),
                    (2.0 * tile - 1) / (2.0 * tile));
   // One block per SM: 1024x1024 in 64x128 tiles is 128 blocks, 128 of 132 SMs busy.

@@ -109,7 +109,7 @@ TEST(ModelTest, TheFitHookCorrectsForTilesThatDoNotFit) {
   auto fit = [](const Params& p, const Shape& s) {
     const int64_t t = p.at("tile");
     const double covered = static_cast<double>(((s[0] + t - 1) / t) * t);
-    return LaunchFit{static_cast<double>(s[0]) / covered, 0};
+    return LaunchFit{static_cast<double>(s[0]) / covered};
   };
   const Model with = Model::Train(tuned, seen, fit);
   auto pick = with.Predict({1000, 1000});

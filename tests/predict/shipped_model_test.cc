@@ -37,11 +37,11 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   auto imported = store::ImportTable(**store, text.str(),
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  // The bounds sit a little under the recorded figures (matmul 99.3% / 89.7% / 77.6%,
+  // The bounds sit a little under the recorded figures (matmul 98.1% / 87.4% / 77.0%,
   // transpose 100.0% / 96.5% / 94.7%); before the fit was taken relative to the median member,
-  // matmul's 10th percentile was 78.5% (84% on this table), and before the grid held small
-  // problems its worst was 51%.
-  const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.87, 0.75}},
+  // matmul's 10th percentile was 78.5% (on the 94-shape grid of space v6), and before the grid
+  // held small problems its worst was 51%.
+  const std::map<std::string, Figures> bounds = {{"matmul", {0.975, 0.85, 0.75}},
                                                  {"transpose", {0.99, 0.95, 0.90}}};
   size_t checked = 0;
   for (const auto& [key, model] : (*store)->PredictionModels()) {

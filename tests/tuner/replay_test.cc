@@ -70,7 +70,8 @@ TEST(ReplayTest, LocalSearchFindsTheH200SkinnyMatmulWinnerWith15PercentOfTheEval
       LoadRecordedSweep(std::string(CUTUNE_BENCH_DATA_DIR) + "/h200/matmul-8192x64x8192.csv");
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   ASSERT_TRUE(sweep->best_us.has_value());
-  const ValidCandidates valid = EnumerateValid(space);
+  // The recording is of space v6; the replay covers the candidates it holds.
+  const ValidCandidates valid = RecordedSubset(EnumerateValid(space), *sweep);
   const auto budget =
       static_cast<int64_t>(std::ceil(0.15 * static_cast<double>(valid.candidates.size())));
   std::vector<double> gaps;
