@@ -61,9 +61,11 @@ class CliTest : public ::testing::Test {
     args.push_back(daemon_->target());
     return RunProgram(Cutune(), args, env);
   }
+  // No daemon: `space compile` runs NVRTC over a whole space, minutes on a loaded 2-core
+  // machine, so the hang guard is generous (a speed figure belongs in a benchmark).
   RunResult RunLocal(const std::vector<std::string>& args,
                      const std::vector<std::string>& env = {}) {
-    return RunProgram(Cutune(), args, env);
+    return RunProgram(Cutune(), args, env, /*timeout_seconds=*/600);
   }
 
   static Daemon* daemon_;

@@ -245,9 +245,9 @@ TEST(TableFuzzTest, MutatedTablesAreAnsweredNeverThrownOrCrashedOn) {
   EXPECT_GT(imports, 0);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  // How long it took is printed, not asserted: a shared machine's load decides it.
   std::printf("%d mutations: %d parsed, %d valid for the kernels, %d imported; %.1f s\n",
               kMutations, parsed.ok, validated.ok, imports, seconds);
-  EXPECT_LT(seconds, 30.0);  // CI-sized
 }
 
 TEST(TableFuzzTest, RandomBytesAreRefusedWithAMessage) {
