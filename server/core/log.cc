@@ -35,34 +35,40 @@ bool NeedsQuotes(std::string_view value) {
   return false;
 }
 
+// One ASCII byte of a quoted value: quote, backslash and the usual control characters by their
+// escapes, other control bytes (they would break the line or the terminal) by `control` (a
+// format of the byte), everything else as it is.
+void AppendEscaped(std::string& out, unsigned char c, const absl::FormatSpec<int>& control) {
+  switch (c) {
+    case '"':
+      out += "\\\"";
+      return;
+    case '\\':
+      out += "\\\\";
+      return;
+    case '\n':
+      out += "\\n";
+      return;
+    case '\r':
+      out += "\\r";
+      return;
+    case '\t':
+      out += "\\t";
+      return;
+    default:
+      if (c < 0x20 || c == 0x7f) {
+        absl::StrAppendFormat(&out, control, static_cast<int>(c));
+      } else {
+        out += static_cast<char>(c);
+      }
+  }
+}
+
 std::string TextValue(std::string_view value) {
   if (!NeedsQuotes(value)) return std::string(value);
   std::string out = "\"";
   for (unsigned char c : value) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        // Control bytes would break the line or the terminal; UTF-8 (>= 0x80) stays readable.
-        if (c < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(&out, "\\x%02x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
+    AppendEscaped(out, c, "\\x%02x");
   }
   out += '"';
   return out;
@@ -153,29 +159,7 @@ std::string JsonQuote(std::string_view text) {
       }
       continue;
     }
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          absl::StrAppendFormat(&out, "\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
+    AppendEscaped(out, c, "\\u%04x");
     ++i;
   }
   out += '"';

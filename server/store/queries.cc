@@ -125,6 +125,14 @@ absl::StatusOr<std::vector<SweepInfo>> QuerySweeps(Db& db, std::string_view wher
   return out;
 }
 
+absl::StatusOr<SweepInfo> QuerySweep(Db& db, int64_t sweep_id) {
+  absl::StatusOr<std::vector<SweepInfo>> sweeps =
+      QuerySweeps(db, absl::StrCat("WHERE s.id = ", sweep_id), "");
+  if (!sweeps.ok()) return sweeps.status();
+  if (sweeps->empty()) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
+  return std::move(sweeps->front());
+}
+
 absl::StatusOr<std::vector<StoredRow>> QuerySweepRows(Db& db, int64_t sweep_id) {
   absl::StatusOr<Stmt> stmt =
       Stmt::Prepare(db, absl::StrCat("SELECT sweep_id, measured_at_ms, ", kMeasurementCols,

@@ -31,6 +31,8 @@ absl::StatusOr<int64_t> KernelId(Db& db, std::string_view family, const Provenan
 // provenances p); `text_arg` is bound to ?1 when `where` uses it.
 absl::StatusOr<std::vector<SweepInfo>> QuerySweeps(Db& db, std::string_view where,
                                                    std::string_view text_arg);
+// One sweep by id; NOT_FOUND naming it when there is none.
+absl::StatusOr<SweepInfo> QuerySweep(Db& db, int64_t sweep_id);
 // Every row of one sweep, ordered by parameters.
 absl::StatusOr<std::vector<StoredRow>> QuerySweepRows(Db& db, int64_t sweep_id);
 

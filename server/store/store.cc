@@ -71,6 +71,7 @@ using internal::Placeholders;
 using internal::PrefixedMeasurementCols;
 using internal::ProvenanceId;
 using internal::QuerySweepRows;
+using internal::QuerySweep;
 using internal::QuerySweeps;
 using internal::QueryWinners;
 using internal::ReadMeasurement;
@@ -417,11 +418,9 @@ absl::Status Store::ReopenSweep(int64_t sweep_id) {
   std::lock_guard<std::mutex> lock(write_mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
   if (!txn.ok()) return txn.status();
-  absl::StatusOr<std::vector<SweepInfo>> sweeps =
-      QuerySweeps(writer_, absl::StrCat("WHERE s.id = ", sweep_id), "");
-  if (!sweeps.ok()) return sweeps.status();
-  if (sweeps->empty()) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
-  const SweepStatus status = sweeps->front().status;
+  absl::StatusOr<SweepInfo> sweep = QuerySweep(writer_, sweep_id);
+  if (!sweep.ok()) return sweep.status();
+  const SweepStatus status = sweep->status;
   if (status != SweepStatus::kCancelled && status != SweepStatus::kFailed) {
     return absl::FailedPreconditionError(absl::StrCat(
         "sweep ", sweep_id, " is ", ToAbsl(SweepStatusName(status)), "; only a cancelled or "
@@ -558,11 +557,9 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   std::lock_guard<std::mutex> lock(write_mu_);
   absl::StatusOr<Transaction> txn = Transaction::Begin(writer_);
   if (!txn.ok()) return txn.status();
-  absl::StatusOr<std::vector<SweepInfo>> sweeps =
-      QuerySweeps(writer_, absl::StrCat("WHERE s.id = ", sweep_id), "");
-  if (!sweeps.ok()) return sweeps.status();
-  if (sweeps->empty()) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
-  const SweepInfo& info = sweeps->front();
+  absl::StatusOr<SweepInfo> sweep = QuerySweep(writer_, sweep_id);
+  if (!sweep.ok()) return sweep.status();
+  const SweepInfo& info = *sweep;
   if (info.status != SweepStatus::kRunning) {
     return absl::FailedPreconditionError(absl::StrCat("sweep ", sweep_id, " already finished as ",
                                                       ToAbsl(SweepStatusName(info.status))));
@@ -637,11 +634,7 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
 
 absl::StatusOr<SweepInfo> Store::GetSweep(int64_t sweep_id) {
   std::lock_guard<std::mutex> lock(read_mu_);
-  absl::StatusOr<std::vector<SweepInfo>> sweeps =
-      QuerySweeps(reader_, absl::StrCat("WHERE s.id = ", sweep_id), "");
-  if (!sweeps.ok()) return sweeps.status();
-  if (sweeps->empty()) return absl::NotFoundError(absl::StrCat("no sweep ", sweep_id));
-  return sweeps->front();
+  return QuerySweep(reader_, sweep_id);
 }
 
 absl::StatusOr<std::vector<SweepInfo>> Store::ListSweeps() {
