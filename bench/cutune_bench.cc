@@ -4,16 +4,19 @@
 // and sweep wall times with a cold and a warm compile cache.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
+#include "server/store/tables.h"
 #include "server/tuner/sweep.h"
 #include "server/worker/supervisor.h"
 
@@ -37,24 +40,23 @@ void Add(std::string what, std::string value, std::string target = "", std::opti
 }
 
 // The portfolio members a shipped table holds for `family` on `model` (the quick strategy's
-// start, as the daemon's model ranks them); empty when the table or the portfolio is missing.
+// start), read by the table parser the daemon imports with; empty, with a line on stderr, when
+// the table cannot be read or holds no portfolio there.
 std::vector<Params> PortfolioOf(const std::string& table, const std::string& model,
                                 const std::string& family) {
   std::ifstream in(table);
-  if (!in) return {};
-  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto batch = store::ParseTable(text.str(), {});
+  if (!in || !batch.ok()) {
+    std::cerr << "cutune-bench: " << table << ": "
+              << (in ? std::string(batch.status().message()) : "cannot read it") << "\n";
+    return {};
+  }
   std::vector<Params> out;
-  if (!doc.is_object() || !doc.contains("devices")) return out;
-  for (const auto& device : doc["devices"]) {
-    if (device.value("model", "") != model || !device.contains("portfolios")) continue;
-    for (const auto& p : device["portfolios"]) {
-      if (p.value("family", "") != family) continue;
-      for (const auto& member : p["members"]) {
-        Params params;
-        for (const auto& [name, value] : member.items()) params[name] = value.get<int64_t>();
-        out.push_back(std::move(params));
-      }
-    }
+  for (const store::MatrixCell& cell : batch->cells) {
+    if (cell.device_model != model || cell.family != family) continue;
+    if (std::find(out.begin(), out.end(), cell.params) == out.end()) out.push_back(cell.params);
   }
   return out;
 }
