@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/batch.h"
 #include "client/cli/commands.h"
@@ -41,6 +42,7 @@ struct SweepOptions {
   std::string candidates_file;
   std::string idempotency_key;
   std::string shapes_file;  // --shapes: a batch ("-": standard input)
+  std::string devices;      // --devices: "all" or ordinals "0,1" to shard the sweep across
   uint64_t seed = 0;
   int top = 10;
   bool no_wait = false;
@@ -133,12 +135,38 @@ int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
   return kExitInterrupted;
 }
 
+// --devices: "all", or GPU ordinals separated by commas; empty string when valid.
+std::string CheckDevices(const std::string& text) {
+  if (text == "all") return "";
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int ordinal = 0;
+    if (!absl::SimpleAtoi(part, &ordinal) || ordinal < 0) {
+      return absl::StrCat("expected 'all' or GPU ordinals such as 0,1; got '", text, "'");
+    }
+  }
+  return "";
+}
+
 // The StartTuning request that every shape of the command shares (the shape is --shape's, and
 // each batch shape's in turn); fails on a bad --candidates file.
 absl::StatusOr<pb::StartTuningRequest> RequestOf(const SweepOptions& options) {
   pb::StartTuningRequest request;
   *request.mutable_problem() = ToProblem(options.problem);
   *request.mutable_device() = ToSelector(options.problem);
+  if (options.devices == "all") {
+    request.set_shard_all(true);
+  } else if (!options.devices.empty()) {
+    std::vector<int> ordinals;
+    for (absl::string_view part : absl::StrSplit(options.devices, ',')) {
+      int ordinal = 0;
+      if (absl::SimpleAtoi(part, &ordinal)) ordinals.push_back(ordinal);  // checked when parsed
+    }
+    // The first listed GPU is the sweep's own, unless --device (or --uuid, --model) chose it.
+    if (request.device().by_case() == pb::DeviceSelector::BY_NOT_SET && !ordinals.empty()) {
+      request.mutable_device()->set_ordinal(ordinals.front());
+    }
+    for (int ordinal : ordinals) request.add_shard_devices(ordinal);
+  }
   request.set_strategy(options.strategy);
   request.mutable_budget()->set_max_evaluations(options.max_evals);
   request.mutable_budget()->set_max_seconds(options.max_seconds);
@@ -291,6 +319,11 @@ int Sweep(const SweepOptions& options) {
       std::cout << absl::StrFormat("reference: %s %.2f us\n", last.reference_name(),
                                    last.reference_us());
     }
+    if (last.devices_size() > 1) {
+      std::cout << "sharded across GPUs " << absl::StrJoin(last.devices(), ", ") << " (GPU "
+                << last.devices(0) << " measured the reference and the finalists)\n";
+    }
+    for (const std::string& note : last.notes()) std::cout << "note: " << note << "\n";
     if (!last.phase_seconds().empty()) {
       const auto& p = last.phase_seconds();
       auto at = [&](const char* key) { return p.count(key) ? p.at(key) : 0.0; };
@@ -491,6 +524,10 @@ void AddSweepCommand(CLI::App& app, Context& context) {
       "Tune every shape of FILE in turn (one a line, # comments; - reads standard input) with "
       "the same options, and sum the batch up; running the same command again resumes it");
   shape->excludes(shapes);
+  cmd->add_option("--devices", options->devices,
+                  "Shard the sweep across GPUs of one model: 'all', or ordinals such as 0,1 "
+                  "(the first, or --device, measures the reference and the finalists)")
+      ->check(CLI::Validator(CheckDevices, "all|N,N,..."));
   cmd->add_option("--strategy", options->strategy,
                   "Search strategy: brute_force (default: every candidate), random (random "
                   "order), local (random start, then the neighbours of the best; 15% of the "

@@ -67,6 +67,8 @@ void ToProto(const JobSnapshot& job, pb::JobProgress* out) {
   for (const auto& [phase, seconds] : job.phase_seconds) (*out->mutable_phase_seconds())[phase] = seconds;
   for (const Measurement& tie : job.ties) ToProto(tie, out->add_ties());
   out->set_resumed(job.resumed);
+  for (int device : job.devices) out->add_devices(device);
+  for (const std::string& note : job.notes) out->add_notes(note);
 }
 
 }  // namespace cutune::service

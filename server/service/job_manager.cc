@@ -136,6 +136,10 @@ class Job {
 
   std::atomic<bool> cancel{false};
   std::atomic<bool> shutdown{false};  // cancelled by a daemon shutdown: leave it resumable
+  // Set by Submit, then fixed: the order jobs were queued in, and the GPUs the job holds while it
+  // runs (its own first, then its shards).
+  uint64_t seq = 0;
+  std::vector<int> gpus;
 
  private:
   mutable std::mutex mu_;
@@ -150,8 +154,7 @@ struct JobManager::Lane {
   int ordinal = 0;
   std::unique_ptr<worker::WorkerProcess> worker;
   std::deque<std::shared_ptr<Job>> queue;  // guarded by JobManager::mu_
-  std::shared_ptr<Job> running;            // guarded by JobManager::mu_
-  std::condition_variable wake;
+  std::shared_ptr<Job> held;  // the job running on this GPU, its own or a sharded one (mu_)
   std::thread thread;
 };
 
@@ -207,7 +210,7 @@ std::vector<GpuInfo> JobManager::Gpus() const {
     info.ordinal = lane->ordinal;
     info.device = lane->worker->device();
     info.quarantined = lane->worker->quarantined();
-    info.busy = lane->running != nullptr;
+    info.busy = lane->held != nullptr;
     info.queued = static_cast<int>(lane->queue.size());
     out.push_back(std::move(info));
   }
@@ -272,6 +275,7 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
     return absl::UnavailableError(
         absl::StrCat("GPU ", spec.device, " is quarantined: its worker keeps failing to start"));
   }
+  if (absl::Status s = ResolveShardsLocked(spec); !s.ok()) return s;
   const std::string merge_key = spec.MergeKey();
   // A job that has just finished stays listed until its lane thread clears it: not in flight.
   if (auto it = in_flight_.find(merge_key);
@@ -290,14 +294,77 @@ absl::StatusOr<std::pair<std::string, bool>> JobManager::Submit(JobSpec spec) {
   snapshot.spec = spec;
   auto job = std::make_shared<Job>(
       snapshot, [this](const JobSnapshot& ended, double wall) { ReportEnd(ended, wall); });
+  job->seq = next_job_ - 1;
+  job->gpus = {spec.device};
+  job->gpus.insert(job->gpus.end(), spec.shards.begin(), spec.shards.end());
   jobs_[snapshot.id] = job;
   in_flight_[merge_key] = snapshot.id;
   if (!spec.idempotency_key.empty()) by_idempotency_key_[spec.idempotency_key] = snapshot.id;
   // Told before the lane can take it, so that job.queued always precedes job.started.
   observer_.JobQueued(InfoOf(snapshot));
   lane.queue.push_back(job);
-  lane.wake.notify_one();
+  lanes_changed_.notify_all();
   return std::make_pair(snapshot.id, false);
+}
+
+absl::Status JobManager::ResolveShardsLocked(JobSpec& spec) const {
+  const auto model = [&](int ordinal) -> std::optional<std::string> {
+    auto device = lanes_[ordinal]->worker->device();
+    if (!device) return std::nullopt;
+    return device->name();
+  };
+  const std::optional<std::string> own = model(spec.device);
+  std::vector<int> shards;
+  if (spec.shard_all) {
+    for (const auto& lane : lanes_) {
+      if (lane->ordinal != spec.device && !lane->worker->quarantined() && own &&
+          model(lane->ordinal) == own) {
+        shards.push_back(lane->ordinal);
+      }
+    }
+  } else {
+    for (int ordinal : spec.shards) {
+      if (ordinal == spec.device ||
+          std::find(shards.begin(), shards.end(), ordinal) != shards.end()) {
+        continue;
+      }
+      if (ordinal < 0 || ordinal >= static_cast<int>(lanes_.size())) {
+        return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", ordinal, " to shard onto (this host has ",
+                                                lanes_.size(), ")"));
+      }
+      if (lanes_[ordinal]->worker->quarantined()) {
+        return absl::UnavailableError(absl::StrCat(
+            "GPU ", ordinal, " is quarantined: its worker keeps failing to start"));
+      }
+      const std::optional<std::string> theirs = model(ordinal);
+      if (!own || !theirs || *own != *theirs) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "GPU ", ordinal, " is ", theirs ? Quoted(*theirs) : "of an unknown model", " and GPU ",
+            spec.device, " ", own ? Quoted(*own) : "of an unknown model",
+            ": a sweep is sharded across GPUs of one model only"));
+      }
+      shards.push_back(ordinal);
+    }
+  }
+  std::sort(shards.begin(), shards.end());
+  spec.shards = std::move(shards);
+  spec.shard_all = false;
+  return absl::OkStatus();
+}
+
+bool JobManager::CanStartLocked(const Job& job) const {
+  for (int ordinal : job.gpus) {
+    if (lanes_[ordinal]->held) return false;
+    for (const auto& lane : lanes_) {
+      if (lane->queue.empty()) continue;
+      const Job& first = *lane->queue.front();
+      if (&first != &job && first.seq < job.seq &&
+          std::find(first.gpus.begin(), first.gpus.end(), ordinal) != first.gpus.end()) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) const {
@@ -336,6 +403,7 @@ absl::StatusOr<JobState> JobManager::Cancel(const std::string& id) {
       lane->queue.erase(it);
       in_flight_.erase(job->Snapshot().spec.MergeKey());
       job->Update([](JobSnapshot& s) { s.state = JobState::kCancelled; });
+      lanes_changed_.notify_all();  // a job waiting behind it, or for its GPUs, may start
     }
   }
   return job->Snapshot().state;
@@ -346,23 +414,28 @@ void JobManager::RunLane(Lane& lane) {
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(mu_);
-      lane.wake.wait(lock, [&] { return shutting_down_ || !lane.queue.empty(); });
+      lanes_changed_.wait(lock, [&] {
+        return shutting_down_ || (!lane.queue.empty() && CanStartLocked(*lane.queue.front()));
+      });
       if (shutting_down_) return;
       job = lane.queue.front();
       lane.queue.pop_front();
-      lane.running = job;
+      for (int ordinal : job->gpus) lanes_[ordinal]->held = job;
     }
     RunJob(lane, job);
     std::function<void(int, bool)> health;
     {
       std::lock_guard lock(mu_);
-      lane.running = nullptr;
+      for (int ordinal : job->gpus) lanes_[ordinal]->held = nullptr;
       // Only this job's entry: an identical job may have been submitted since it finished.
       auto it = in_flight_.find(job->Snapshot().spec.MergeKey());
       if (it != in_flight_.end() && it->second == job->Snapshot().id) in_flight_.erase(it);
       health = health_callback_;
     }
-    if (health) health(lane.ordinal, !lane.worker->quarantined());
+    lanes_changed_.notify_all();
+    if (health) {
+      for (int ordinal : job->gpus) health(ordinal, !lanes_[ordinal]->worker->quarantined());
+    }
   }
 }
 
@@ -455,13 +528,30 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
     unsaved.clear();
     last_flush = std::chrono::steady_clock::now();
   };
-  tuner::Sweeper sweeper(pool_, *lane.worker);
+  // The GPUs it shards onto that can still take work; the sweep checks they match its own.
+  std::vector<worker::WorkerProcess*> workers = {lane.worker.get()};
+  std::vector<std::string> notes;
+  for (int ordinal : spec.shards) {
+    worker::WorkerProcess& other = *lanes_[ordinal]->worker;
+    if (other.quarantined()) {
+      notes.push_back(absl::StrCat("GPU ", ordinal, " was quarantined before the job started"));
+    } else {
+      workers.push_back(&other);
+    }
+  }
+  job->Update([&](JobSnapshot& s) {
+    for (worker::WorkerProcess* w : workers) s.devices.push_back(w->ordinal());
+    s.notes = notes;
+  });
+  tuner::Sweeper sweeper(pool_, workers);
   auto result = sweeper.Run(
       options,
       [&](const Measurement& row, const tuner::Progress& progress) {
         if (!already.count(FormatParams(row.params))) {
           unsaved.push_back(row);
-          observer_.CandidateFinished({job_info.id, lane.ordinal, row});
+          observer_.CandidateFinished(
+              {job_info.id, progress.latest_device >= 0 ? progress.latest_device : lane.ordinal,
+               row});
         }
         if (unsaved.size() >= 32 ||
             std::chrono::steady_clock::now() - last_flush > std::chrono::seconds(1)) {
@@ -486,6 +576,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   };
   if (!result.ok()) return fail_sweep(result.status());
   job->Update([&](JobSnapshot& s) {
+    s.notes.insert(s.notes.end(), result->dropped.begin(), result->dropped.end());
     s.reference_name = result->reference_name;
     s.reference_us = result->reference_us;
     const tuner::TimeBreakdown& t = result->time;
@@ -596,13 +687,13 @@ void JobManager::Shutdown() {
         });
       }
       lane->queue.clear();
-      if (lane->running) {
-        lane->running->shutdown = true;
-        lane->running->cancel = true;
+      if (lane->held) {
+        lane->held->shutdown = true;
+        lane->held->cancel = true;
       }
-      lane->wake.notify_all();
       if (lane->thread.joinable()) threads.push_back(std::move(lane->thread));
     }
+    lanes_changed_.notify_all();
   }
   for (auto& t : threads) t.join();
   for (auto& lane : lanes_) lane->worker->Stop();

@@ -1,5 +1,7 @@
 // Tuning jobs: one queue and one runner thread per GPU, so each GPU runs one sweep at a time and
-// several GPUs tune in parallel. Identical in-flight requests are merged, idempotency keys return
+// several GPUs tune in parallel. A sharded job (JobSpec::shards) also holds the other GPUs it
+// measures on: it starts once all of them are free, and no younger job takes one of them while
+// it waits, so jobs start in the order they were queued wherever their GPUs overlap. Identical in-flight requests are merged, idempotency keys return
 // the job they first created, queues are bounded, cancellation is checked between candidates,
 // and every candidate's row goes to the store as it is measured (so a killed daemon resumes).
 #pragma once
@@ -45,6 +47,11 @@ struct JobSpec {
   // Continue an earlier sweep of this very spec (StartTuningRequest.resume). Like the key, not
   // part of what the spec describes: it is no part of MergeKey or the stored request.
   bool resume = false;
+  // More GPUs of `device`'s model to shard the sweep across (ordinals; Submit removes `device`
+  // and repeats), or all of them that are not quarantined (`shard_all`, resolved by Submit).
+  // Where the work runs, not what it is: no part of MergeKey, the stored request or resume.
+  std::vector<int> shards;
+  bool shard_all = false;
   tuner::TimingOptions timing;
 
   // Two specs describing the same work (for merging in-flight requests).
@@ -65,6 +72,8 @@ struct JobSnapshot {
   std::vector<Measurement> ties;                 // when ended; see JobProgress.ties
   int64_t sweep_id = 0;                          // the store's sweep, once the job started
   int64_t resumed = 0;  // rows of `progress.done` an earlier run measured (JobProgress.resumed)
+  std::vector<int> devices;        // once started: the GPUs it measures on, its own first
+  std::vector<std::string> notes;  // what it survived: a GPU that left a sharded sweep, and why
   uint64_t version = 0;  // grows with every change
   bool finished() const {
     return state == JobState::kSucceeded || state == JobState::kFailed ||
@@ -79,7 +88,7 @@ struct GpuInfo {
   int ordinal = 0;
   std::optional<worker::wpb::DeviceInfo> device;
   bool quarantined = false;
-  bool busy = false;
+  bool busy = false;  // running a job, its own or one sharded onto it
   int queued = 0;
 };
 
@@ -129,6 +138,11 @@ class JobManager {
  private:
   struct Lane;
   void RunLane(Lane& lane);
+  // Whether `job`, first in its GPU's queue, may start: none of its GPUs runs a job, and no
+  // older job first in another queue waits for one of them.
+  bool CanStartLocked(const Job& job) const;
+  // Checks and resolves a spec's shards (in place): other GPUs of its model, not quarantined.
+  absl::Status ResolveShardsLocked(JobSpec& spec) const;
   void RunJob(Lane& lane, const std::shared_ptr<Job>& job);
   // Ends `job` succeeded with what the stored, succeeded `sweep` found (a resume of it).
   absl::Status AnswerFromSweep(Job& job, const store::SweepInfo& sweep);
@@ -145,6 +159,7 @@ class JobManager {
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Lane>> lanes_;
+  std::condition_variable lanes_changed_;  // a queue grew or shrank, or a job let its GPUs go
   std::map<std::string, std::shared_ptr<Job>> jobs_;
   std::map<std::string, std::string> by_idempotency_key_;
   std::map<std::string, std::string> in_flight_;  // MergeKey -> job id

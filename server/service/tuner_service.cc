@@ -367,6 +367,8 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
   }
   spec.idempotency_key = request->idempotency_key();
   spec.resume = request->resume();
+  spec.shards.assign(request->shard_devices().begin(), request->shard_devices().end());
+  spec.shard_all = request->shard_all();
   auto target = ResolveDevice(request->device(), /*need_gpu=*/true);
   if (!target.ok()) return ToGrpc(target.status());
   spec.device = target->ordinal.value_or(0);

@@ -1,13 +1,17 @@
 #include "server/tuner/sweep.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <future>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/strings.h"
 #include "server/tuner/candidate.h"
 #include "server/tuner/strategy.h"
 #include "server/tuner/timing.h"
@@ -81,14 +85,23 @@ struct Pending {
   std::future<absl::StatusOr<compiler::CompileResult>> compiled;
 };
 
+// What measuring one candidate added to the sweep's totals, kept apart while GPUs measure in
+// parallel and added in under the sweep's lock.
+struct Tally {
+  TimeBreakdown time;
+  int64_t cache_hits = 0;
+  bool worker_failed = false;  // the error came from the GPU's worker, not from NVRTC
+};
+
 // One Sweeper::Run, as the phases Run calls in turn: Plan, Prepare, Evaluate, RemeasureFinalists,
 // Finish. Each phase leaves its part of the result (and of the time breakdown) in `result_`.
 class SweepRun {
  public:
-  SweepRun(compiler::CompilePool& pool, worker::WorkerProcess& worker, const SweepOptions& options,
-           const ProgressCallback& on_result, const std::atomic<bool>* cancel)
+  SweepRun(compiler::CompilePool& pool, std::vector<worker::WorkerProcess*> workers,
+           const SweepOptions& options, const ProgressCallback& on_result,
+           const std::atomic<bool>* cancel)
       : pool_(pool),
-        worker_(worker),
+        workers_(std::move(workers)),
         options_(options),
         on_result_(on_result),
         cancel_(cancel),
@@ -100,14 +113,21 @@ class SweepRun {
   absl::StatusOr<SweepResult> Run();
 
  private:
-  // Checks the options and makes the search, starts the worker (its device's limits prune
-  // candidates), takes in the resumed rows and starts compiling ahead.
+  // Checks the options and makes the search, starts the workers (the first GPU's limits prune
+  // candidates; every GPU must be of its model), takes in the resumed rows and starts compiling
+  // ahead.
   absl::Status Plan();
-  // The problem's buffers, inputs and reference output on the GPU, and the reference's figure.
+  // The problem's buffers, inputs and reference output on every GPU, and the reference's figure
+  // on the first. A GPU other than the first that cannot prepare leaves the sweep.
   absl::Status Prepare();
   // Every candidate the search proposes to a row, in turn, until it is done, the budget is spent
-  // or the sweep is cancelled. Errors only for failures that are no candidate's.
+  // or the sweep is cancelled; each GPU takes the next candidate as it becomes free. Errors only
+  // for failures that are no candidate's.
   absl::Status Evaluate();
+  // One GPU's share of Evaluate: candidates taken from the queue until there are none left,
+  // the sweep stops, or this GPU's worker fails (a GPU other than the first then leaves the
+  // sweep, giving its candidate back).
+  void Drive(size_t w);
   // The fastest few ok rows timed again in turns, each row's median replaced by the median of
   // its medians, so that a drift in clocks or temperature hits all alike.
   void RemeasureFinalists();
@@ -117,10 +137,15 @@ class SweepRun {
 
   // Proposes and submits candidates until the compile-ahead window is full or the quota reached.
   void Refill();
-  // One candidate: its row, or an error that ends the sweep (the worker or NVRTC broke).
-  absl::StatusOr<Measurement> EvaluateOne(Pending& pending);
-  // Adds a row to the result and reports it with the progress so far.
-  void Record(Measurement row);
+  // One candidate on one GPU: its row, or an error (the worker or NVRTC broke).
+  absl::StatusOr<Measurement> EvaluateOne(Pending& pending, worker::WorkerProcess& worker,
+                                          Tally& tally);
+  // Adds a row measured by `workers_[w]` (-1: resumed) to the result and reports it with the
+  // progress so far.
+  void Record(Measurement row, int w);
+  // Takes a GPU out of a sharded sweep, with why.
+  void Drop(size_t w, const absl::Status& why);
+  worker::WorkerProcess& home() { return *workers_.front(); }
   // Whether the sweep was cancelled or ran past max_seconds: both also end re-measurement.
   bool Stopped() const;
   bool OutOfTime() const {
@@ -128,7 +153,7 @@ class SweepRun {
   }
 
   compiler::CompilePool& pool_;
-  worker::WorkerProcess& worker_;
+  const std::vector<worker::WorkerProcess*> workers_;  // the first is the sweep's own GPU
   const SweepOptions& options_;
   const ProgressCallback& on_result_;
   const std::atomic<bool>* cancel_;
@@ -147,6 +172,14 @@ class SweepRun {
   std::deque<Pending> pending_;
   std::vector<size_t> finalists_;   // ok rows, fastest first
   std::vector<size_t> remeasured_;  // the finalists timed again at least once
+  std::vector<int> measured_by_;    // per row: the index into workers_ (-1: resumed)
+  std::vector<bool> active_;        // per worker: still in the sweep
+  // Evaluate's state while several GPUs measure: pending_, search_, result_, progress_ and the
+  // callback are used under mu_; idle_ wakes a GPU waiting for the search to propose more.
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int in_flight_ = 0;
+  absl::Status error_;
   SweepResult result_;
   Progress progress_;
 };
@@ -184,8 +217,24 @@ absl::Status SweepRun::Plan() {
     search_ = *std::move(made);
   }
 
-  auto info = worker_.Start();
+  auto info = home().Start();
   if (!info.ok()) return info.status();
+  // Another GPU that cannot start, or is not of this one's model, leaves the sweep.
+  active_.assign(workers_.size(), true);
+  for (size_t w = 1; w < workers_.size(); ++w) {
+    auto other = workers_[w]->Start();
+    if (!other.ok()) {
+      Drop(w, other.status());
+    } else if (other->name() != info->name() || other->cc_major() != info->cc_major() ||
+               other->cc_minor() != info->cc_minor()) {
+      Drop(w, absl::FailedPreconditionError(absl::StrCat(
+                  "it is ", Quoted(other->name()), " (sm_", other->cc_major(), other->cc_minor(),
+                  ") and GPU ", home().ordinal(), " ", Quoted(info->name()), " (sm_",
+                  info->cc_major(), info->cc_minor(),
+                  "): a sweep is sharded across GPUs of one model only")));
+    }
+  }
+  for (worker::WorkerProcess* worker : workers_) result_.devices.push_back(worker->ordinal());
   limits_ = LimitsFrom(*info);
   result_.device = {info->name(),     info->uuid(),     info->cc_major(),
                     info->cc_minor(), info->sm_count(), info->total_memory_bytes()};
@@ -205,8 +254,9 @@ absl::Status SweepRun::Plan() {
   // Candidates are compiled ahead so that the pool works while the GPU measures: all of them for
   // a fixed order, a window for a search that steers by the results (enough to keep the GPU fed,
   // few enough that each proposal knows nearly every result before it).
-  window_ = search_->adaptive() ? static_cast<size_t>(2 * std::max(pool_.threads(), 4))
-                                : std::numeric_limits<size_t>::max();
+  window_ = search_->adaptive()
+                ? static_cast<size_t>(2 * std::max(pool_.threads(), 4)) + workers_.size() - 1
+                : std::numeric_limits<size_t>::max();
   Refill();
   return absl::OkStatus();
 }
@@ -239,13 +289,23 @@ absl::Status SweepRun::Prepare() {
   for (int64_t d : options_.shape) prepare.add_shape(d);
   prepare.set_dtype(std::string(DTypeName(options_.dtype)));
   prepare.set_seed(options_.seed);
-  if (auto s = worker_.Prepare(prepare); !s.ok()) return s;
+  // Every GPU prepares at once (inputs and reference output take seconds on large problems).
+  std::map<size_t, std::future<absl::Status>> others;
+  for (size_t w = 1; w < workers_.size(); ++w) {
+    if (!active_[w]) continue;
+    others[w] = std::async(std::launch::async, [&, w] { return workers_[w]->Prepare(prepare); });
+  }
+  absl::Status prepared = home().Prepare(prepare);
+  for (auto& [w, other] : others) {
+    if (absl::Status s = other.get(); !s.ok()) Drop(w, s);
+  }
+  if (!prepared.ok()) return prepared;
   result_.time.prepare = Seconds(phase);
 
   phase = Clock::now();
   wpb::Reference reference;
   *reference.mutable_timing() = policy_;
-  auto ref = worker_.Reference(reference, options_.candidate_timeout * 3);
+  auto ref = home().Reference(reference, options_.candidate_timeout * 3);
   if (ref.ok()) {
     result_.reference_name = ref->name();
     result_.reference_us = ref->stats().median_us();
@@ -260,8 +320,22 @@ absl::Status SweepRun::Prepare() {
 absl::Status SweepRun::Evaluate() {
   progress_.total = static_cast<int64_t>(finished_.size() + pending_.size()) +
                     std::min(search_->remaining(), quota_ - proposed_);
-  for (const auto& [key, row] : finished_) Record(row);
-  while (!pending_.empty()) {
+  for (const auto& [key, row] : finished_) Record(row, -1);
+  std::vector<std::thread> shards;
+  for (size_t w = 1; w < workers_.size(); ++w) {
+    if (active_[w]) shards.emplace_back([this, w] { Drive(w); });
+  }
+  Drive(0);
+  for (std::thread& shard : shards) shard.join();
+  if (!error_.ok()) return error_;
+  // The evaluation budget stopped a search that had more to propose.
+  if (proposed_ >= quota_ && search_->remaining() > 0) result_.budget_exhausted = true;
+  return absl::OkStatus();
+}
+
+void SweepRun::Drive(size_t w) {
+  std::unique_lock lock(mu_);
+  while (error_.ok() && !result_.cancelled && !result_.budget_exhausted) {
     if (cancel_ != nullptr && cancel_->load()) {
       result_.cancelled = true;
       break;
@@ -270,19 +344,58 @@ absl::Status SweepRun::Evaluate() {
       result_.budget_exhausted = true;
       break;
     }
-    absl::StatusOr<Measurement> row = EvaluateOne(pending_.front());
-    if (!row.ok()) return row.status();
+    if (pending_.empty()) {
+      if (in_flight_ == 0) break;  // nothing left, and no result to come that could propose more
+      idle_.wait(lock);            // another GPU's result may let the search propose more
+      continue;
+    }
+    Pending pending = std::move(pending_.front());
     pending_.pop_front();
+    ++in_flight_;
+    lock.unlock();
+    Tally tally;
+    absl::StatusOr<Measurement> row = EvaluateOne(pending, *workers_[w], tally);
+    lock.lock();
+    --in_flight_;
+    TimeBreakdown& t = result_.time;
+    t.compile += tally.time.compile;
+    t.compile_wait += tally.time.compile_wait;
+    t.gpu += tally.time.gpu;
+    t.load += tally.time.load;
+    t.verify += tally.time.verify;
+    t.timing += tally.time.timing;
+    result_.cache_hits += tally.cache_hits;
+    if (!row.ok()) {
+      if (w == 0 || !tally.worker_failed) {
+        if (error_.ok()) error_ = row.status();
+      } else {
+        // This GPU leaves the sweep; its candidate goes back to the others (compiled again
+        // from the cache).
+        Drop(w, row.status());
+        Pending again;
+        again.params = pending.params;
+        again.compiled =
+            pool_.Submit(CandidateRequest(*family_, again.params, result_.arch), abandon_);
+        pending_.push_front(std::move(again));
+      }
+      break;
+    }
     search_->Tell(row->params, OkTime(*row));
-    Record(*std::move(row));
+    Record(*std::move(row), static_cast<int>(w));
     Refill();
+    idle_.notify_all();
   }
-  // The evaluation budget stopped a search that had more to propose.
-  if (proposed_ >= quota_ && search_->remaining() > 0) result_.budget_exhausted = true;
-  return absl::OkStatus();
+  idle_.notify_all();
 }
 
-absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
+void SweepRun::Drop(size_t w, const absl::Status& why) {
+  active_[w] = false;
+  result_.dropped.push_back(
+      absl::StrCat("GPU ", workers_[w]->ordinal(), " left the sweep: ", why.ToString()));
+}
+
+absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p, worker::WorkerProcess& worker,
+                                                  Tally& tally) {
   Measurement row;
   row.params = p.params;
   if (p.pruned) {
@@ -292,10 +405,10 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
   }
   const auto waited = Clock::now();
   absl::StatusOr<compiler::CompileResult> compiled = p.compiled.get();
-  result_.time.compile_wait += Seconds(waited);
+  tally.time.compile_wait += Seconds(waited);
   if (!compiled.ok()) return compiled.status();  // NVRTC itself broke: not the candidate's fault
-  result_.time.compile += compiled->compile_ms / 1000.0;
-  if (compiled->from_cache) ++result_.cache_hits;
+  tally.time.compile += compiled->compile_ms / 1000.0;
+  if (compiled->from_cache) ++tally.cache_hits;
   CompileReport built = ReportCompiled(*family_, p.params, *compiled, limits_);
   row.compile_ms = built.compile_ms;
   row.resources = built.resources;
@@ -311,12 +424,15 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
   run.set_debug_crash(options_.debug_crash.count(key) > 0);
 
   const auto sent = Clock::now();
-  auto ran = worker_.Run(run, options_.candidate_timeout);
-  result_.time.gpu += Seconds(sent);
-  if (!ran.ok()) return ran.status();
-  result_.time.load += ran->load_ms() / 1000;
-  result_.time.verify += ran->verify_ms() / 1000;
-  result_.time.timing += ran->time_ms() / 1000;
+  auto ran = worker.Run(run, options_.candidate_timeout);
+  tally.time.gpu += Seconds(sent);
+  if (!ran.ok()) {
+    tally.worker_failed = true;
+    return ran.status();
+  }
+  tally.time.load += ran->load_ms() / 1000;
+  tally.time.verify += ran->verify_ms() / 1000;
+  tally.time.timing += ran->time_ms() / 1000;
   if (ran->registers() > 0) {
     // Whatever the compile report lacked (some NVRTC builds log nothing; the cubin carries no
     // shared-memory figure), take from the driver's account of the loaded function.
@@ -333,8 +449,11 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p) {
   return row;
 }
 
-void SweepRun::Record(Measurement row) {
+void SweepRun::Record(Measurement row, int w) {
   DeriveFigures(*family_, options_.shape, result_.reference_us, row);
+  measured_by_.push_back(w);
+  progress_.latest_device = w < 0 ? -1 : workers_[w]->ordinal();
+  if (w >= 0) ++result_.rows_by_device[progress_.latest_device];
   ++progress_.done;
   ++progress_.counts[row.outcome];
   if (row.outcome == Outcome::kOk && (!progress_.best || RanksBefore(row, *progress_.best))) {
@@ -362,10 +481,13 @@ void SweepRun::RemeasureFinalists() {
   if (finalists_.size() > wanted) finalists_.resize(wanted);
   if (finalists_.size() > 1 && !result_.cancelled && !Stopped()) {
     std::map<size_t, std::vector<double>> medians;
+    std::map<size_t, int> rounds;  // re-measurements each finalist got
     std::map<size_t, wpb::Run> runs;
     for (size_t i : finalists_) {
       const Measurement& row = result_.rows[i];
-      medians[i].push_back(row.timing.median_us);
+      // Only the sweep's own GPU's figures decide: a first time measured on another GPU of
+      // the sweep is replaced by the re-measurements.
+      if (measured_by_[i] <= 0) medians[i].push_back(row.timing.median_us);
       auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
       if (!compiled.ok() || !compiled->ok) continue;
       // Verified already: these runs only time.
@@ -375,15 +497,17 @@ void SweepRun::RemeasureFinalists() {
     for (int round = 0; round < options_.remeasure_rounds; ++round) {
       if (Stopped()) break;  // the budget also bounds the finalists' re-measurement
       for (auto& [i, run] : runs) {
-        auto ran = worker_.Run(run, options_.candidate_timeout);
+        auto ran = home().Run(run, options_.candidate_timeout);
         if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
           medians[i].push_back(ran->stats().median_us());
+          ++rounds[i];
           result_.rows[i].timing.samples += ran->stats().samples();
         }
       }
     }
     for (auto& [i, values] : medians) {
-      if (values.size() > 1) remeasured_.push_back(i);
+      if (values.empty()) continue;  // measured elsewhere and never again: keeps its first time
+      if (rounds[i] > 0) remeasured_.push_back(i);
       result_.rows[i].timing.median_us = Median(std::move(values));
       DeriveFigures(*family_, options_.shape, result_.reference_us, result_.rows[i]);
     }
@@ -395,7 +519,7 @@ void SweepRun::Finish() {
   WinnerChoice choice = ChooseWinner(result_.rows, finalists_, remeasured_);
   result_.winner = choice.winner;
   result_.tied = std::move(choice.tied);
-  result_.worker_restarts = worker_.restarts();
+  for (worker::WorkerProcess* worker : workers_) result_.worker_restarts += worker->restarts();
   result_.time.wall = Seconds(began_);
 }
 
@@ -425,7 +549,8 @@ void DeriveFigures(const kernels::KernelFamily& family, const Shape& shape, doub
 absl::StatusOr<SweepResult> Sweeper::Run(const SweepOptions& options,
                                          const ProgressCallback& on_result,
                                          const std::atomic<bool>* cancel) {
-  return SweepRun(pool_, worker_, options, on_result, cancel).Run();
+  if (workers_.empty()) return absl::InvalidArgumentError("a sweep needs at least one GPU");
+  return SweepRun(pool_, workers_, options, on_result, cancel).Run();
 }
 
 }  // namespace cutune::tuner

@@ -3,11 +3,17 @@
 // verified and timed one at a time by the GPU's worker. Every candidate ends as a Measurement
 // row whatever its outcome; the best few are re-measured interleaved, and the winner is the
 // canonical first of those tied with the fastest (winner.h).
+//
+// A sweep may be sharded across several GPUs of one model: each of their workers takes the next
+// candidate as it becomes free, all rows go to the one result, and the first GPU (the sweep's
+// own) measures the reference and re-measures the finalists alone, so that the winner is chosen
+// on one GPU's figures.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -82,6 +88,7 @@ struct Progress {
   std::optional<Measurement> best;
   double elapsed_seconds = 0;
   double eta_seconds = 0;
+  int latest_device = -1;  // ordinal of the GPU that measured the latest row (-1: none, resumed)
 };
 
 struct SweepResult {
@@ -103,7 +110,13 @@ struct SweepResult {
   bool cancelled = false;
   bool budget_exhausted = false;
   TimeBreakdown time;
-  int worker_restarts = 0;
+  int worker_restarts = 0;  // summed over the sweep's GPUs
+  // A sharded sweep: the ordinals of its GPUs (the sweep's own first), how many rows each
+  // measured, and the GPUs dropped from it when their worker failed (their reasons); the others
+  // went on with the candidate it held.
+  std::vector<int> devices;
+  std::map<int, int64_t> rows_by_device;
+  std::vector<std::string> dropped;
 };
 
 using ProgressCallback = std::function<void(const Measurement& latest, const Progress& progress)>;
@@ -114,7 +127,11 @@ kernels::DeviceLimits LimitsFrom(const worker::wpb::DeviceInfo& info);
 class Sweeper {
  public:
   Sweeper(compiler::CompilePool& pool, worker::WorkerProcess& worker)
-      : pool_(pool), worker_(worker) {}
+      : pool_(pool), workers_{&worker} {}
+  // A sharded sweep: `workers` are GPUs of one model, the first the sweep's own (reference,
+  // finalists). Not empty.
+  Sweeper(compiler::CompilePool& pool, std::vector<worker::WorkerProcess*> workers)
+      : pool_(pool), workers_(std::move(workers)) {}
 
   // Runs a sweep to the end, the budget, or `cancel`. Errors only for failures that are not any
   // candidate's: bad options (INVALID_ARGUMENT), no GPU (FAILED_PRECONDITION), quarantined GPU
@@ -124,7 +141,7 @@ class Sweeper {
 
  private:
   compiler::CompilePool& pool_;
-  worker::WorkerProcess& worker_;
+  std::vector<worker::WorkerProcess*> workers_;
 };
 
 // Fills gbps / tflops / percent_of_reference of an ok row from its median time.

@@ -56,6 +56,7 @@ class WorkerProcess {
   // Asks the worker to exit, killing it if it does not within a second.
   void Stop();
 
+  int ordinal() const { return options_.ordinal; }
   bool quarantined() const;
   int restarts() const;  // workers replaced after a fault or timeout
   std::optional<wpb::DeviceInfo> device() const;

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -40,8 +43,8 @@ std::pair<int, int> CountRuns(const std::string& log) {
   std::ifstream in(log);
   int verified = 0, unverified = 0;
   for (std::string line; std::getline(in, line);) {
-    if (line == "run verify=1") ++verified;
-    if (line == "run verify=0") ++unverified;
+    if (line.rfind("run verify=1", 0) == 0) ++verified;
+    if (line.rfind("run verify=0", 0) == 0) ++unverified;
   }
   return {verified, unverified};
 }
@@ -143,6 +146,119 @@ TEST_F(FakeWorkerSweepTest, NoFinalistsNoWinner) {
   EXPECT_FALSE(r->winner.has_value());
   EXPECT_TRUE(r->tied.empty());
 }
+
+// Runs of the fake worker's log by device and verification: {device, verify} -> count.
+std::map<std::pair<int, int>, int> RunsByDevice(const std::string& log) {
+  std::ifstream in(log);
+  std::map<std::pair<int, int>, int> out;
+  int verify = 0, device = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (std::sscanf(line.c_str(), "run verify=%d device=%d", &verify, &device) == 2) {
+      ++out[{device, verify}];
+    }
+  }
+  return out;
+}
+
+// Two fake GPUs of one model, the second 2% faster (FAKE_WORKER_FAST_DEVICE): a sweep sharded
+// across both.
+class ShardedSweepTest : public FakeWorkerSweepTest {
+ protected:
+  ShardedSweepTest() : second_({.executable = Beside("fake-worker"), .ordinal = 1}) {
+    setenv("FAKE_WORKER_FAST_DEVICE", "1", 1);
+    setenv("FAKE_WORKER_RUN_MS", "5", 1);  // so that both GPUs get work
+  }
+  ~ShardedSweepTest() override {
+    unsetenv("FAKE_WORKER_FAST_DEVICE");
+    unsetenv("FAKE_WORKER_RUN_MS");
+  }
+  worker::WorkerProcess second_;
+};
+
+TEST_F(ShardedSweepTest, EveryCandidateIsMeasuredOnceAndTheFinalistsOnTheFirstGpuAlone) {
+  SweepOptions options = Options(24);
+  options.remeasure_rounds = 1;
+  // The same candidates on the first GPU alone: each candidate's time there.
+  auto alone = sweeper_.Run(options, nullptr);
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  std::map<std::string, double> own_time;
+  for (const Measurement& row : alone->rows) own_time[FormatParams(row.params)] = row.timing.median_us;
+  std::filesystem::remove(log_);
+
+  Sweeper sharded(pool_, {&worker_, &second_});
+  std::vector<int> reported;
+  auto r = sharded.Run(options, [&](const Measurement&, const Progress& progress) {
+    reported.push_back(progress.latest_device);
+  });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->devices, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(r->dropped.empty());
+
+  // Every candidate is one row, and was verified once, on one GPU or the other; both took part.
+  ASSERT_EQ(r->rows.size(), 24u);
+  std::set<std::string> seen;
+  for (const Measurement& row : r->rows) EXPECT_TRUE(seen.insert(FormatParams(row.params)).second);
+  const auto runs = RunsByDevice(log_);
+  const int ok = static_cast<int>(std::count_if(r->rows.begin(), r->rows.end(), [](const auto& m) {
+    return m.outcome == Outcome::kOk;
+  }));
+  const auto count = [&](int device, int verify) {
+    auto it = runs.find({device, verify});
+    return it == runs.end() ? 0 : it->second;
+  };
+  EXPECT_EQ(count(0, 1) + count(1, 1), ok);
+  EXPECT_GT(count(0, 1), 0);
+  EXPECT_GT(count(1, 1), 0);
+  EXPECT_EQ(r->rows_by_device.at(0) + r->rows_by_device.at(1), 24);
+  EXPECT_EQ(std::count(reported.begin(), reported.end(), 1), r->rows_by_device.at(1));
+
+  // The finalists were timed again on the first GPU only, and their figures are its alone: a
+  // first time from the faster GPU, whose candidates become finalists first, does not count.
+  // So the winner's time is the first GPU's.
+  EXPECT_EQ(count(1, 0), 0);
+  EXPECT_EQ(count(0, 0), 4 * options.remeasure_rounds);
+  ASSERT_FALSE(r->tied.empty());
+  for (size_t i : r->tied) {
+    EXPECT_EQ(r->rows[i].timing.median_us, own_time[FormatParams(r->rows[i].params)])
+        << FormatParams(r->rows[i].params);
+  }
+  ASSERT_TRUE(r->winner && alone->winner);
+  EXPECT_EQ(r->rows[*r->winner].timing.median_us, alone->rows[*alone->winner].timing.median_us);
+}
+
+// A GPU goes bad: its worker dies (at its next run, or before the sweep) and cannot start again.
+class BrokenGpuTest : public ShardedSweepTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(BrokenGpuTest, ItLeavesTheSweepAndTheOthersFinishIt) {
+  const bool mid_sweep = GetParam();
+  const std::string broken = log_ + ".break";
+  setenv("FAKE_WORKER_BREAK_FILE", broken.c_str(), 1);
+  if (mid_sweep) {
+    ASSERT_TRUE(second_.Start().ok());
+  }
+  std::ofstream(broken) << 1;
+  SweepOptions options = Options(12);
+  Sweeper sharded(pool_, {&worker_, &second_});
+  auto r = sharded.Run(options, nullptr);
+  unsetenv("FAKE_WORKER_BREAK_FILE");
+  std::filesystem::remove(broken);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Mid-sweep, its worker died at its first candidate (a crash row: a GPU cannot tell the two
+  // apart), failed to start again and was quarantined; the first GPU measured the rest.
+  ASSERT_EQ(r->rows.size(), 12u);
+  std::set<std::string> seen;
+  for (const Measurement& row : r->rows) EXPECT_TRUE(seen.insert(FormatParams(row.params)).second);
+  ASSERT_EQ(r->dropped.size(), 1u);
+  EXPECT_THAT(r->dropped[0], ::testing::HasSubstr("GPU 1 left the sweep"));
+  EXPECT_TRUE(second_.quarantined());
+  EXPECT_FALSE(worker_.quarantined());
+  EXPECT_EQ(r->rows_by_device[1], mid_sweep ? 1 : 0);
+  EXPECT_EQ(r->rows_by_device[0], mid_sweep ? 11 : 12);
+  ASSERT_TRUE(r->winner.has_value());
+}
+
+INSTANTIATE_TEST_SUITE_P(WhenItBreaks, BrokenGpuTest, ::testing::Bool(),
+                         [](const auto& test) { return test.param ? "MidSweep" : "AtStart"; });
 
 TEST(TimingForTest, QuickTimesEachCandidateBrieflyAndOthersAsAsked) {
   const TimingOptions base;

@@ -2,7 +2,10 @@
 // and restarts is tested on every machine. It speaks the real protocol; its "measurements" are
 // fixed numbers and it is never part of the product. The real worker is covered by the gpu tests.
 //   --fd N --device K [--fail-start]; FAKE_WORKER_RUN_MS=N makes every run take N ms;
-//   FAKE_WORKER_RUN_LOG=FILE appends "run verify=0|1" per run (to count what was measured);
+//   FAKE_WORKER_RUN_LOG=FILE appends "run verify=0|1 device=K" per run (to count what was
+//   measured, and where); FAKE_WORKER_FAST_DEVICE=K makes device K's times 2% shorter (two GPUs
+//   of one model a little apart); FAKE_WORKER_BREAK_FILE=F: while F holds this device's ordinal,
+//   its worker dies at its next run and at every start (a GPU that has gone bad);
 //   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory;
 //   FAKE_WORKER_POISON_FILE=F: while F exists, the next run removes it and answers as a poisoned
 //   worker does (an error marked exiting, then exit); FAKE_WORKER_CRASH_FILE=F and
@@ -36,6 +39,17 @@ int main(int argc, char** argv) {
   }
   if (const char* mode = std::getenv("FAKE_WORKER_MODE"); mode && std::string(mode) == "crash")
     std::abort();
+  // Whether FAKE_WORKER_BREAK_FILE names this device now.
+  const auto broken = [device] {
+    const char* file = std::getenv("FAKE_WORKER_BREAK_FILE");
+    if (file == nullptr) return false;
+    std::ifstream in(file);
+    int ordinal = -1;
+    return static_cast<bool>(in >> ordinal) && ordinal == device;
+  };
+  if (broken()) std::abort();
+  const char* fast = std::getenv("FAKE_WORKER_FAST_DEVICE");
+  const double scale = fast != nullptr && std::atoi(fast) == device ? 0.98 : 1.0;
   v1::Response hello;
   if (fail_start) {
     hello.set_error("no CUDA driver on this host (fake)");
@@ -72,7 +86,7 @@ int main(int argc, char** argv) {
       prepared = true;
       response.set_prepared(true);
     } else if (request.has_run()) {
-      if (request.run().debug_crash()) std::abort();
+      if (request.run().debug_crash() || broken()) std::abort();
       if (request.run().debug_hang()) std::this_thread::sleep_for(std::chrono::hours(1));
       if (const char* crash = std::getenv("FAKE_WORKER_CRASH_FILE");
           crash != nullptr && std::remove(crash) == 0) {
@@ -83,7 +97,8 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::hours(1));
       }
       if (const char* log = std::getenv("FAKE_WORKER_RUN_LOG")) {
-        std::ofstream(log, std::ios::app) << "run verify=" << request.run().verify() << "\n";
+        std::ofstream(log, std::ios::app)
+            << "run verify=" << request.run().verify() << " device=" << device << "\n";
       }
       if (const char* delay = std::getenv("FAKE_WORKER_RUN_MS")) {
         std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(delay)));
@@ -106,7 +121,8 @@ int main(int argc, char** argv) {
         response.mutable_run()->set_outcome(v1::OUTCOME_OK);
         // A stable, parameter-dependent "time" so that rankings are deterministic.
         const std::string& key = request.run().candidate().key();
-        response.mutable_run()->mutable_stats()->set_median_us(10 + key.size() % 7 + (key.empty() ? 0 : key[0] % 5));
+        response.mutable_run()->mutable_stats()->set_median_us(
+            scale * static_cast<double>(10 + key.size() % 7 + (key.empty() ? 0 : key[0] % 5)));
         response.mutable_run()->mutable_stats()->set_samples(10);
       }
     } else if (request.has_shutdown()) {
