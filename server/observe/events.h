@@ -45,6 +45,7 @@ struct JobInfo {
   DType dtype = DType::kF32;
   std::string strategy{};
   int device = 0;
+  std::vector<int> shards{};  // the other GPUs of a sharded sweep
 };
 
 struct JobEnd {

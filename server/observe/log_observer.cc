@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/strings.h"
 
 namespace cutune::observe {
@@ -22,12 +23,14 @@ std::string_view MethodName(std::string_view method) {
 }
 
 std::vector<Field> JobFields(const JobInfo& job) {
-  return {{"job", job.id},
-          {"family", job.family},
-          {"shape", FormatShape(job.shape)},
-          {"dtype", DTypeName(job.dtype)},
-          {"device", job.device},
-          {"strategy", job.strategy}};
+  std::vector<Field> fields = {{"job", job.id},
+                               {"family", job.family},
+                               {"shape", FormatShape(job.shape)},
+                               {"dtype", DTypeName(job.dtype)},
+                               {"device", job.device},
+                               {"strategy", job.strategy}};
+  if (!job.shards.empty()) fields.emplace_back("shards", absl::StrJoin(job.shards, ","));
+  return fields;
 }
 
 // An error message as logged: a compile log can be long, and one line stays readable.

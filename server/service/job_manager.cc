@@ -85,7 +85,8 @@ observe::JobInfo InfoOf(const JobSnapshot& job) {
           job.spec.shape,
           job.spec.dtype,
           job.spec.strategy,
-          job.spec.device};
+          job.spec.device,
+          job.spec.shards};
 }
 
 }  // namespace
@@ -352,19 +353,28 @@ absl::Status JobManager::ResolveShardsLocked(JobSpec& spec) const {
   return absl::OkStatus();
 }
 
-bool JobManager::CanStartLocked(const Job& job) const {
+bool MayStart(const WaitingJob& job, const std::vector<bool>& held,
+              const std::vector<WaitingJob>& firsts) {
   for (int ordinal : job.gpus) {
-    if (lanes_[ordinal]->held) return false;
-    for (const auto& lane : lanes_) {
-      if (lane->queue.empty()) continue;
-      const Job& first = *lane->queue.front();
-      if (&first != &job && first.seq < job.seq &&
+    if (held.at(ordinal)) return false;
+    for (const WaitingJob& first : firsts) {
+      if (first.seq < job.seq &&
           std::find(first.gpus.begin(), first.gpus.end(), ordinal) != first.gpus.end()) {
         return false;
       }
     }
   }
   return true;
+}
+
+bool JobManager::CanStartLocked(const Job& job) const {
+  std::vector<bool> held;
+  std::vector<WaitingJob> firsts;
+  for (const auto& lane : lanes_) {
+    held.push_back(lane->held != nullptr);
+    if (!lane->queue.empty()) firsts.push_back({lane->queue.front()->seq, lane->queue.front()->gpus});
+  }
+  return MayStart({job.seq, job.gpus}, held, firsts);
 }
 
 absl::StatusOr<JobSnapshot> JobManager::Get(const std::string& id) const {

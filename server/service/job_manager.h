@@ -83,6 +83,18 @@ struct JobSnapshot {
 
 class Job;
 
+// The scheduling rule, a pure function: a job waiting first in its GPU's queue, with its queue
+// order (`seq`) and the GPUs it would hold (its own first, then its shards).
+struct WaitingJob {
+  uint64_t seq = 0;
+  std::vector<int> gpus;
+};
+// Whether `job` may start: none of its GPUs is `held` by a running job, and no older job among
+// `firsts` (each queue's first) waits for one of them. So the oldest waiting job always starts
+// once its GPUs are let go: no deadlock, and no sharded job starved by a stream of small ones.
+bool MayStart(const WaitingJob& job, const std::vector<bool>& held,
+              const std::vector<WaitingJob>& firsts);
+
 // One GPU as the service sees it: its worker process and its queue.
 struct GpuInfo {
   int ordinal = 0;

@@ -735,6 +735,29 @@ TEST_F(CliBatchTest, AFailingShapeFailsTheBatchButTheOthersRunAndTheSummaryComes
 // --- tokens
 // ---------------------------------------------------------------------------------------
 
+TEST(CliShardTest, DevicesShardsTheSweepAcrossGpusAndABadListIsAUsageError) {
+  auto daemon = Daemon::Start({"--worker", FakeWorker()}, {},
+                              {"FAKE_WORKER_DEVICES=2", "FAKE_WORKER_RUN_MS=20"});
+  ASSERT_NE(daemon, nullptr);
+  auto sweep = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"sweep", "transpose", "--shape", "256x256"};
+    args.insert(args.end(), kNarrow.begin(), kNarrow.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--server", daemon->target()});
+    return RunProgram(Cutune(), args, {}, 120);
+  };
+  RunResult all = sweep({"--devices", "all"});
+  ASSERT_EQ(all.exit_code, kOk) << all.out << all.err;
+  EXPECT_THAT(all.out, HasSubstr("sharded across GPUs 0, 1 (GPU 0 measured the reference and the "
+                                 "finalists)\n"));
+  RunResult listed = sweep({"--devices", "1,0", "--json"});
+  ASSERT_EQ(listed.exit_code, kOk) << listed.out << listed.err;
+  EXPECT_EQ(Json::parse(listed.out)["job"]["devices"], Json::parse("[1, 0]")) << listed.out;
+  RunResult bad = sweep({"--devices", "0,x"});
+  EXPECT_EQ(bad.exit_code, kUsage);
+  EXPECT_THAT(bad.err, HasSubstr("expected 'all' or GPU ordinals such as 0,1; got '0,x'"));
+}
+
 TEST(CliAuthTest, TokensAndRoles) {
   TempDir dir;
   {

@@ -105,6 +105,45 @@ TEST(DaemonTest, QuarantinedGpuIsNotServingWhileTheServiceIs) {
               HasStatus(grpc::StatusCode::UNAVAILABLE, "GPU 0 is quarantined"));
 }
 
+// A GPU goes bad during a sweep sharded across two (FAKE_WORKER_BREAK_FILE): it is quarantined
+// and NOT_SERVING, the job still succeeds on the other and says what happened, and the next
+// sharded job leaves the quarantined GPU out.
+TEST(DaemonTest, AGpuThatGoesBadLeavesItsShardedSweepAndIsQuarantined) {
+  TempDir dir;
+  const std::string broken = dir.File("broken");
+  auto daemon = Daemon::Start({"--db", dir.File("s.db"), "--worker", FakeWorker()},
+                              {"FAKE_WORKER_DEVICES=2", "FAKE_WORKER_RUN_MS=30",
+                               "FAKE_WORKER_BREAK_FILE=" + broken});
+  ASSERT_NE(daemon, nullptr);
+  std::ofstream(broken) << 1;
+  auto request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
+  request.set_shard_all(true);
+  pb::StartTuningResponse started;
+  ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), request, &started).ok());
+  const pb::JobProgress end = WaitForJob(daemon->stub(), started.job_id());
+  ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
+  EXPECT_EQ(end.done(), 8);
+  ASSERT_THAT(end.notes(), ::testing::SizeIs(1));
+  EXPECT_THAT(end.notes(0), HasSubstr("GPU 1 left the sweep"));
+  // Health is told as the job lets its GPUs go, a moment after the job's end is visible.
+  EXPECT_TRUE(WaitUntil([&] {
+    return Health(daemon->channel(), "cutune.v1.Tuner/gpu1") == HealthResult(kNotServing);
+  }));
+  EXPECT_EQ(Health(daemon->channel(), "cutune.v1.Tuner/gpu0"), HealthResult(kServing));
+  EXPECT_THAT(daemon->log(), HasSubstr(" ERROR gpu.quarantined device=1 "));
+
+  auto next = SmallJob(512, 256, {8, 16});
+  next.set_shard_all(true);
+  ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), next, &started).ok());
+  const pb::JobProgress second = WaitForJob(daemon->stub(), started.job_id());
+  EXPECT_EQ(second.state(), pb::JobProgress::STATE_SUCCEEDED) << second.error();
+  EXPECT_THAT(second.devices(), ::testing::ElementsAre(0));
+  next.clear_shard_all();
+  next.add_shard_devices(1);
+  EXPECT_THAT(daemon->stub().StartTuning(Context().get(), next, &started),
+              HasStatus(grpc::StatusCode::UNAVAILABLE, "GPU 1 is quarantined"));
+}
+
 // One request on the server reflection stream: every response, and the stream's status.
 std::vector<reflection::ServerReflectionResponse> AskReflection(
     const std::shared_ptr<grpc::Channel>& channel,

@@ -1,6 +1,8 @@
 // Tuning jobs through the API: a whole sweep, one sweep at a time per GPU, bounded queues,
 // merging, idempotency keys, cancellation, budgets, and the three answers to a cache miss.
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <iterator>
 #include <set>
 #include <thread>
@@ -181,6 +183,124 @@ TEST(JobsTest, OneSweepAtATimePerGpuAndGpusInParallel) {
     EXPECT_EQ(d.state(), pb::Device::STATE_READY);
     EXPECT_EQ(d.queued_jobs(), 0);
   }
+}
+
+// The runs the fake worker logged ("run verify=V device=K"), verified ones by device.
+std::map<int, int> VerifiedRunsByDevice(const std::string& log) {
+  std::ifstream in(log);
+  std::map<int, int> out;
+  int verify = 0, device = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (std::sscanf(line.c_str(), "run verify=%d device=%d", &verify, &device) == 2 && verify) {
+      ++out[device];
+    }
+  }
+  return out;
+}
+
+TEST(SchedulingTest, AJobStartsWhenItsGpusAreFreeAndNoOlderJobWaitsForThem) {
+  const std::vector<bool> free = {false, false}, first_busy = {true, false};
+  const WaitingJob sharded{1, {0, 1}}, on_gpu1{2, {1}}, on_gpu0{3, {0}};
+  EXPECT_TRUE(MayStart(sharded, free, {sharded, on_gpu1}));
+  EXPECT_FALSE(MayStart(sharded, first_busy, {sharded}));
+  // GPU 1 is free, but the older sharded job waits for it (GPU 0 is busy): the younger waits too.
+  EXPECT_FALSE(MayStart(on_gpu1, first_busy, {sharded, on_gpu1}));
+  EXPECT_TRUE(MayStart(on_gpu1, first_busy, {on_gpu1}));
+  // A younger job waiting for the same GPU does not hold an older one back.
+  EXPECT_TRUE(MayStart(on_gpu1, free, {on_gpu1, WaitingJob{4, {1, 0}}}));
+  // Jobs on other GPUs are no obstacle.
+  EXPECT_TRUE(MayStart(on_gpu0, {false, true}, {on_gpu0, on_gpu1}));
+}
+
+TEST(JobsTest, AShardedSweepRunsOnEveryGpuOfTheModelAndStoresEachRowOnce) {
+  TempDir dir;
+  const std::string log = dir.File("runs.log");
+  ScopedEnv runs("FAKE_WORKER_RUN_LOG", log);
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "40");
+  ScopedEnv two("FAKE_WORKER_DEVICES", "2");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  pb::StartTuningRequest request = SmallJob(256, 256, {2, 4, 8, 16});  // 8 candidates
+  request.set_shard_all(true);
+  const std::string id = Start(stub, request).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, id).state() == pb::JobProgress::STATE_RUNNING; }));
+  pb::ListDevicesResponse devices;
+  ASSERT_TRUE(stub.ListDevices(Context().get(), {}, &devices).ok());
+  for (const pb::Device& d : devices.devices()) EXPECT_EQ(d.state(), pb::Device::STATE_BUSY);
+
+  const pb::JobProgress done = WaitForJob(stub, id);
+  ASSERT_EQ(done.state(), pb::JobProgress::STATE_SUCCEEDED) << done.error();
+  EXPECT_THAT(done.devices(), ElementsAre(0, 1));
+  EXPECT_THAT(done.notes(), IsEmpty());
+  EXPECT_EQ(done.done(), 8);
+  const std::map<int, int> verified = VerifiedRunsByDevice(log);
+  EXPECT_GT(verified.count(0) ? verified.at(0) : 0, 0);
+  EXPECT_GT(verified.count(1) ? verified.at(1) : 0, 0);
+
+  // One sweep, of GPU 0, holding every candidate once.
+  pb::ListResultsRequest results;
+  results.set_job_id(id);
+  pb::ListResultsResponse rows;
+  ASSERT_TRUE(stub.ListResults(Context().get(), results, &rows).ok());
+  std::set<std::string> seen;
+  for (const pb::Measurement& row : rows.rows()) {
+    EXPECT_TRUE(seen.insert(FormatParams(Params(row.params().begin(), row.params().end()))).second);
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  auto sweeps = server.store().ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_THAT(*sweeps, SizeIs(1));
+  EXPECT_EQ((*sweeps)[0].gpu_uuid, "GPU-fake-0");
+}
+
+TEST(JobsTest, JobsStartInQueueOrderWhereTheirGpusOverlapAndCrossedShardsDoNotDeadlock) {
+  ScopedEnv slow("FAKE_WORKER_RUN_MS", "30");
+  ScopedEnv two("FAKE_WORKER_DEVICES", "2");
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  auto on = [](pb::StartTuningRequest request, int device, std::vector<int> shards) {
+    request.mutable_device()->set_ordinal(device);
+    for (int shard : shards) request.add_shard_devices(shard);
+    return request;
+  };
+  // GPU 1 busy; a sharded job of GPU 0 then waits for it, and a later job of GPU 1 alone waits
+  // for the sharded one, though GPU 1 is free before it.
+  const std::string first = Start(stub, on(SmallJob(256, 256, {2, 4, 8, 16}), 1, {})).job_id();
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, first).state() == pb::JobProgress::STATE_RUNNING; }));
+  const std::string sharded = Start(stub, on(SmallJob(512, 256, {2, 4, 8, 16}), 0, {1})).job_id();
+  const std::string later = Start(stub, on(SmallJob(128, 256, {8, 16}), 1, {})).job_id();
+  EXPECT_EQ(JobNow(stub, sharded).state(), pb::JobProgress::STATE_QUEUED);
+  ASSERT_TRUE(WaitUntil([&] { return JobNow(stub, sharded).state() != pb::JobProgress::STATE_QUEUED; }));
+  EXPECT_EQ(JobNow(stub, first).state(), pb::JobProgress::STATE_SUCCEEDED);
+  if (JobNow(stub, sharded).state() == pb::JobProgress::STATE_RUNNING) {
+    EXPECT_EQ(JobNow(stub, later).state(), pb::JobProgress::STATE_QUEUED);
+  }
+  // Two jobs, each sharded onto the other's GPU, both queued at once.
+  const std::string crossed_a = Start(stub, on(SmallJob(256, 128, {8, 16}), 0, {1})).job_id();
+  const std::string crossed_b = Start(stub, on(SmallJob(128, 128, {8, 16}), 1, {0})).job_id();
+  for (const std::string& id : {first, sharded, later, crossed_a, crossed_b}) {
+    const pb::JobProgress done = WaitForJob(stub, id);
+    EXPECT_EQ(done.state(), pb::JobProgress::STATE_SUCCEEDED) << id << ": " << done.error();
+  }
+  EXPECT_THAT(JobNow(stub, sharded).devices(), ElementsAre(0, 1));
+  EXPECT_THAT(JobNow(stub, crossed_b).devices(), ElementsAre(1, 0));
+  EXPECT_THAT(JobNow(stub, later).devices(), ElementsAre(1));
+}
+
+TEST(JobsTest, ShardsThatAreNotThereAreRefusedAndAllOnOneGpuIsThatGpu) {
+  TestServer server;
+  pb::Tuner::Stub& stub = server.stub();
+  pb::StartTuningRequest request = SmallJob(256, 256);
+  request.add_shard_devices(3);
+  pb::StartTuningResponse response;
+  EXPECT_THAT(stub.StartTuning(Context().get(), request, &response),
+              HasStatus(grpc::StatusCode::NOT_FOUND, "no GPU with ordinal 3 to shard onto"));
+  request.clear_shard_devices();
+  request.add_shard_devices(0);  // the job's own GPU: ignored
+  request.set_shard_all(true);
+  const pb::JobProgress done = WaitForJob(stub, Start(stub, request).job_id());
+  EXPECT_EQ(done.state(), pb::JobProgress::STATE_SUCCEEDED) << done.error();
+  EXPECT_THAT(done.devices(), ElementsAre(0));
 }
 
 TEST(JobsTest, FullQueueIsResourceExhaustedButIdenticalRequestsStillMerge) {
