@@ -159,19 +159,21 @@ int Fail(log::Logger& logger, const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? service::kExitUsage : 1;
 }
 
-// The metrics server's address: TCP only (Prometheus scrapes host:port), and the exposure rule
-// of the gRPC address.
-absl::StatusOr<service::ListenAddress> MetricsAddress(const Flags& flags) {
-  auto address = service::ParseListenAddress(flags.metrics_listen);
+// The HTTP server's address (/metrics and the dashboard): TCP only (Prometheus scrapes
+// host:port), and the exposure rule of the gRPC address. Messages name the flag as given
+// (--http-listen, or its old name --metrics-listen).
+absl::StatusOr<service::ListenAddress> HttpAddress(const Flags& flags) {
+  const std::string& flag = flags.http_listen_flag;
+  auto address = service::ParseListenAddress(flags.http_listen);
   if (!address.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--metrics-listen: ", std::string(address.status().message())));
+        absl::StrCat(flag, ": ", std::string(address.status().message())));
   }
   if (address->kind != service::ListenAddress::Kind::kTcp) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--metrics-listen '", flags.metrics_listen, "' is not HOST:PORT (Prometheus scrapes TCP)"));
+        flag, " '", flags.http_listen, "' is not HOST:PORT (Prometheus scrapes TCP)"));
   }
-  if (auto s = service::CheckExposure(*address, "--metrics-listen", GuardsOf(flags)); !s.ok()) {
+  if (auto s = service::CheckExposure(*address, flag, GuardsOf(flags)); !s.ok()) {
     return s;
   }
   return address;
@@ -211,11 +213,11 @@ int main(int argc, char** argv) {
   if (auto s = service::CheckExposure(*address, "--listen", GuardsOf(flags)); !s.ok()) {
     return Fail(logger, s);
   }
-  std::optional<service::ListenAddress> metrics_address;
-  if (!flags.metrics_listen.empty()) {
-    auto parsed = MetricsAddress(flags);
+  std::optional<service::ListenAddress> http_address;
+  if (!flags.http_listen.empty()) {
+    auto parsed = HttpAddress(flags);
     if (!parsed.ok()) return Fail(logger, parsed.status());
-    metrics_address = *parsed;
+    http_address = *parsed;
   }
   auto credentials = Credentials(flags);
   if (!credentials.ok()) return Fail(logger, credentials.status());
@@ -293,11 +295,11 @@ int main(int argc, char** argv) {
   // /metrics, one route of the daemon's HTTP server (a later dashboard adds its pages here).
   std::optional<http::Server> http_server;
   std::string metrics_bound;
-  if (metrics_address) {
+  if (http_address) {
     service::AddServiceGauges(metrics, jobs, flags.db, in_flight);
     http_server.emplace(http::ServerOptions{
-        .host = metrics_address->host,
-        .port = metrics_address->port,
+        .host = http_address->host,
+        .port = http_address->port,
         .tls_cert = flags.tls_cert,
         .tls_key = flags.tls_key,
         .tls_client_ca = flags.tls_client_ca,
@@ -321,7 +323,7 @@ int main(int argc, char** argv) {
       jobs.Shutdown();
       return Fail(logger, s);
     }
-    metrics_bound = metrics_address->WithPort(http_server->port());
+    metrics_bound = http_address->WithPort(http_server->port());
   }
 
   auto set_gpu_health = [&health](int ordinal, bool serving) {
