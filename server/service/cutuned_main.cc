@@ -31,6 +31,7 @@
 #include "server/core/log.h"
 #include "server/core/strings.h"
 #include "server/core/version.h"
+#include "server/dashboard/dashboard.h"
 #include "server/http/http_server.h"
 #include "server/observe/log_observer.h"
 #include "server/observe/metrics.h"
@@ -292,7 +293,8 @@ int main(int argc, char** argv) {
                             "not have?)")));
   }
 
-  // /metrics, one route of the daemon's HTTP server (a later dashboard adds its pages here).
+  // The daemon's one HTTP server: /metrics and the read-only dashboard's pages.
+  dashboard::Dashboard dashboard(service, **store, std::string(Version()), !flags.tls_cert.empty());
   std::optional<http::Server> http_server;
   std::string metrics_bound;
   if (http_address) {
@@ -306,7 +308,7 @@ int main(int argc, char** argv) {
         .authorize =
             [http_authorizer, &events](const http::Request& request) {
               absl::Status allowed =
-                  http_authorizer->CheckBearer(request.authorization, service::Role::kRead);
+                  http_authorizer->CheckBearer(http::BearerOf(request), service::Role::kRead);
               if (!allowed.ok()) {
                 events.AuthRefused({"http", request.peer, request.method + " " + request.path,
                                     absl::StatusCodeToString(allowed.code()),
@@ -314,10 +316,13 @@ int main(int argc, char** argv) {
               }
               return allowed;
             },
+        .refusal = &dashboard::Dashboard::Refusal,
     });
     http_server->Route("/metrics", [&metrics](const http::Request&) {
-      return http::Response{200, std::string(observe::prometheus::kContentType), metrics.Render()};
+      return http::Response{200, std::string(observe::prometheus::kContentType), metrics.Render(),
+                            {}};
     });
+    dashboard.AddRoutes(*http_server);
     if (auto s = http_server->Start(); !s.ok()) {
       server->Shutdown(std::chrono::system_clock::now());
       jobs.Shutdown();
