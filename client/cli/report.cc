@@ -1,7 +1,6 @@
 #include "client/cli/report.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -9,56 +8,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "charts/sweep_charts.h"
 #include "client/cli/results_view.h"
 
 namespace cutune::cli {
 namespace {
 
-std::string Escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
+using charts::Escape;
 
-struct Rgb {
-  double r, g, b;
-};
-
-// Viridis at five anchors: perceptually even, readable in grey and by colour-blind readers.
-constexpr std::array<Rgb, 5> kViridis = {{{0x44, 0x01, 0x54},
-                                          {0x3b, 0x52, 0x8b},
-                                          {0x21, 0x91, 0x8c},
-                                          {0x5e, 0xc9, 0x62},
-                                          {0xfd, 0xe7, 0x25}}};
-
-// t in [0, 1]: 0 worst, 1 best.
-std::string Colour(double t) {
-  t = std::clamp(t, 0.0, 1.0);
-  const double pos = t * (kViridis.size() - 1);
-  const size_t i = std::min<size_t>(static_cast<size_t>(pos), kViridis.size() - 2);
-  const double f = pos - i;
-  auto mix = [&](double a, double b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
-  return absl::StrFormat("#%02x%02x%02x", mix(kViridis[i].r, kViridis[i + 1].r),
-                         mix(kViridis[i].g, kViridis[i + 1].g),
-                         mix(kViridis[i].b, kViridis[i + 1].b));
-}
+std::string Colour(double t) { return charts::Viridis(t); }
 
 std::string MetricName(ReportMetric metric, bool tflops) {
   switch (metric) {
@@ -194,7 +152,8 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
     for (int i = 0; i < nx; ++i) {
       const int x = left + i * cw, y = top + j * ch;
       auto it = grid.cells.find({grid.xs[i], grid.ys[j]});
-      std::string fill = "#f4f4f4", label = "", text_fill = "#888";
+      std::string fill = charts::kEmptyFill, label = "", text_fill = "#888";
+      std::string stroke = "#ffffff", dash = "";
       if (it != grid.cells.end() && it->second.best != nullptr) {
         const double v = MetricValue(*it->second.best, input.metric, tflops);
         double t = grid.hi > grid.lo ? (v - grid.lo) / (grid.hi - grid.lo) : 1.0;
@@ -203,14 +162,18 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
         label = FormatMetric(v, input.metric);
         text_fill = t < 0.6 ? "#ffffff" : "#000000";
       } else if (it != grid.cells.end()) {
-        fill = "#d9d9d9";
+        fill = charts::kRejectedFill;
         label = absl::StrCat(it->second.rejected, " rejected");
         text_fill = "#555";
       }
+      if (it == grid.cells.end()) {  // no candidate at all: outlined, dashed, blank
+        stroke = charts::kEmptyStroke;
+        dash = " stroke-dasharray=\"4 3\"";
+      }
       absl::StrAppendFormat(&s,
                             "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
-                            "stroke=\"#ffffff\" stroke-width=\"2\"/>\n",
-                            x, y, cw, ch, fill);
+                            "stroke=\"%s\" stroke-width=\"2\"%s/>\n",
+                            x + 1, y + 1, cw - 2, ch - 2, fill, stroke, dash);
       if (!label.empty()) {
         absl::StrAppendFormat(&s,
                               "<text x=\"%d\" y=\"%d\" font-size=\"%d\" text-anchor=\"middle\" "
@@ -242,8 +205,8 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
 
   // Colour scale: best at the top.
   s += "<defs><linearGradient id=\"scale\" x1=\"0\" y1=\"1\" x2=\"0\" y2=\"0\">\n";
-  for (size_t k = 0; k < kViridis.size(); ++k) {
-    const double t = static_cast<double>(k) / (kViridis.size() - 1);
+  for (int k = 0; k <= 4; ++k) {
+    const double t = k / 4.0;
     absl::StrAppendFormat(&s, "<stop offset=\"%.2f\" stop-color=\"%s\"/>\n", t, Colour(t));
   }
   s += "</linearGradient></defs>\n";
@@ -259,6 +222,16 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
                         top + gh, FormatMetric(worst, input.metric));
   absl::StrAppendFormat(&s, "<text x=\"%d\" y=\"%d\" font-size=\"13\" fill=\"#444\">%s</text>\n",
                         legend_x, top - 10, Escape(metric));
+  // The two cells that carry no value, told apart by outline and label as well as shade.
+  absl::StrAppendFormat(&s,
+                        "<rect x=\"%d\" y=\"%d\" width=\"20\" height=\"14\" fill=\"%s\"/>"
+                        "<text x=\"%d\" y=\"%d\" font-size=\"12\">all candidates rejected</text>\n"
+                        "<rect x=\"%d\" y=\"%d\" width=\"20\" height=\"14\" fill=\"%s\" "
+                        "stroke=\"%s\" stroke-dasharray=\"4 3\"/>"
+                        "<text x=\"%d\" y=\"%d\" font-size=\"12\">empty: no candidate</text>\n",
+                        legend_x, top + gh + 16, charts::kRejectedFill, legend_x + 28,
+                        top + gh + 27, legend_x, top + gh + 38, charts::kEmptyFill,
+                        charts::kEmptyStroke, legend_x + 28, top + gh + 49);
 
   // Ranked top 10.
   absl::StrAppendFormat(&s,
@@ -285,7 +258,11 @@ absl::StatusOr<std::string> RenderReportSvg(const ReportInput& input) {
   for (const auto& [name, n] : counts) parts.push_back(absl::StrCat(name, " ", n));
   absl::StrAppendFormat(
       &s, "<text x=\"24\" y=\"%d\" font-size=\"13\" fill=\"#444\">%d rows: %s</text>\n",
-      height - 16, input.rows.size(), Escape(absl::StrJoin(parts, ", ")));
+      height - 30, input.rows.size(), Escape(absl::StrJoin(parts, ", ")));
+  absl::StrAppendFormat(
+      &s, "<text x=\"24\" y=\"%d\" font-size=\"11\" fill=\"#666\" class=\"provenance\">%s</text>\n",
+      height - 10,
+      Escape(charts::ProvenanceLine(charts::ProvenanceOf(input.sweep, input.device_model))));
   s += "</svg>\n";
   return s;
 }
@@ -302,8 +279,22 @@ absl::StatusOr<std::string> RenderReportHtml(const ReportInput& input) {
       "table { border-collapse: collapse; margin: 8px 24px; font-size: 13px; }\n"
       "th, td { border-bottom: 1px solid #ddd; padding: 3px 10px; text-align: left; }\n"
       "h2 { font-size: 16px; margin: 16px 24px 4px; }\n"
+      ".charts svg { margin: 6px 8px 6px 24px; border: 1px solid #ddd; vertical-align: top; }\n"
       "</style>\n</head>\n<body>\n",
-      *svg, "<h2>Rejected candidates</h2>\n");
+      *svg);
+  // The sweep's other pictures, drawn as the dashboard draws them.
+  charts::SweepData data;
+  data.problem = input.problem;
+  data.provenance = charts::ProvenanceOf(input.sweep, input.device_model);
+  data.reference_name = input.sweep.reference_name();
+  data.reference_us = input.sweep.reference_us();
+  data.rows = input.rows;
+  s += "<div class=\"charts\">\n";
+  for (const auto& [id, chart] : charts::SweepCharts(data)) {
+    absl::StrAppend(&s, "<div id=\"chart-", id, "\" style=\"display:inline-block\">", chart,
+                    "</div>\n");
+  }
+  s += "</div>\n<h2>Rejected candidates</h2>\n";
   std::vector<RejectedGroup> rejected = Rejected(input.rows);
   if (rejected.empty()) {
     s += "<p style=\"margin: 0 24px\">none</p>\n";

@@ -38,6 +38,7 @@ int Report(const ReportOptions& options) {
   input.x = options.x;
   input.y = options.y;
   input.rows.assign(response.rows().begin(), response.rows().end());
+  input.sweep = response.sweep();
   if (input.rows.empty()) {
     return ReportError(absl::NotFoundError(
         absl::StrCat("no measurements of ", input.problem, " on ",

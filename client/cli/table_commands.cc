@@ -1,10 +1,12 @@
 // `cutune table export | import | diff`: tuning tables (docs/tables.md). Export and import go
 // through the daemon; diff is local and needs no daemon.
+#include <ctime>
 #include <fstream>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "charts/diff_chart.h"
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
@@ -12,6 +14,7 @@
 #include "cutune/v1/cli.pb.h"
 #include "server/core/files.h"
 #include "server/core/strings.h"
+#include "server/core/version.h"
 #include "server/store/tables.h"
 
 namespace cutune::cli {
@@ -156,6 +159,7 @@ struct DiffOptions {
   std::string a;
   std::string b;
   bool json = false;
+  std::string html;  // also write the picture of the diff here
   std::optional<double> fail_on_regression;
 };
 
@@ -171,6 +175,22 @@ int Diff(const DiffOptions& options) {
     if (message.rfind("A: ", 0) == 0) message = absl::StrCat(options.a, ": ", message.substr(3));
     if (message.rfind("B: ", 0) == 0) message = absl::StrCat(options.b, ": ", message.substr(3));
     return TableFileError(absl::Status(diff.status().code(), message));
+  }
+  if (!options.html.empty()) {
+    const std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    const std::string page = charts::TableDiffHtml(
+        ToProto(*diff), options.a, options.b,
+        absl::StrCat("cutune ", ToAbsl(Version()), " table diff · ", date,
+                     " · device model, and a changed kernel source, per row"));
+    std::ofstream out(options.html, std::ios::binary | std::ios::trunc);
+    out << page;
+    out.close();
+    if (!out) {
+      return TableFileError(
+          absl::PermissionDeniedError(absl::StrCat("cannot write '", options.html, "'")));
+    }
   }
   if (options.json) {
     if (int code = PrintJson(ToProto(*diff)); code != kExitOk) return code;
@@ -228,6 +248,8 @@ void AddTableCommands(CLI::App& app, Context& context) {
     cmd->add_option("a", options->a, "Old table file")->required();
     cmd->add_option("b", options->b, "New table file")->required();
     cmd->add_flag("--json", options->json, "Machine-readable output");
+    cmd->add_option("--html", options->html,
+                    "Also write FILE: a page with a chart of old against new time per shape");
     cmd->add_option("--fail-on-regression", options->fail_on_regression,
                     "Exit 6 only if a winner in both is slower in B by more than PCT percent")
         ->check(CLI::NonNegativeNumber);

@@ -14,6 +14,6 @@ std::string_view Version();
 // or value a client may rely on, so a client can tell whether a daemon has what it needs;
 // docs/api.md ("API levels") lists what each level added. Level 0: daemons without
 // GetServerInfo.
-inline constexpr int kApiLevel = 1;
+inline constexpr int kApiLevel = 2;
 
 }  // namespace cutune

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "httplib.h"
 
 namespace cutune::http {
@@ -35,15 +37,37 @@ Request ToRequest(const httplib::Request& in) {
   out.path = in.path;
   out.peer = absl::StrCat(in.remote_addr, ":", in.remote_port);
   if (in.has_header("Authorization")) out.authorization = in.get_header_value("Authorization");
+  for (const auto& [name, value] : in.params) out.query[name] = value;
+  if (in.has_header("Cookie")) {
+    for (absl::string_view part : absl::StrSplit(in.get_header_value("Cookie"), ';')) {
+      part = absl::StripAsciiWhitespace(part);
+      const size_t eq = part.find('=');
+      if (eq == absl::string_view::npos) continue;
+      out.cookies[std::string(part.substr(0, eq))] = std::string(part.substr(eq + 1));
+    }
+  }
   return out;
 }
 
 void Answer(const Response& in, httplib::Response& out) {
   out.status = in.status;
+  for (const auto& [name, value] : in.headers) out.set_header(name, value);
   out.set_content(in.body, in.content_type.c_str());
 }
 
 }  // namespace
+
+std::optional<std::string> BearerOf(const Request& request) {
+  if (request.authorization) return request.authorization;
+  if (auto it = request.query.find("token"); it != request.query.end() && !it->second.empty()) {
+    return absl::StrCat("Bearer ", it->second);
+  }
+  if (auto it = request.cookies.find(kTokenCookie);
+      it != request.cookies.end() && !it->second.empty()) {
+    return absl::StrCat("Bearer ", it->second);
+  }
+  return std::nullopt;
+}
 
 absl::Status Server::Start() {
   if (impl_) return absl::FailedPreconditionError("the HTTP server is started already");
@@ -80,14 +104,18 @@ absl::Status Server::Start() {
   server.set_payload_max_length(64 * 1024);  // GET routes read no body
   if (options_.authorize) {
     server.set_pre_routing_handler(
-        [authorize = options_.authorize](const httplib::Request& in, httplib::Response& out) {
-          const absl::Status allowed = authorize(ToRequest(in));
+        [authorize = options_.authorize, refusal = options_.refusal](const httplib::Request& in,
+                                                                     httplib::Response& out) {
+          const Request request = ToRequest(in);
+          const absl::Status allowed = authorize(request);
           if (allowed.ok()) return httplib::Server::HandlerResponse::Unhandled;
           const bool who = allowed.code() == absl::StatusCode::kUnauthenticated;
           if (who) out.set_header("WWW-Authenticate", "Bearer");
-          Answer({who ? 401 : 403, "text/plain; charset=utf-8",
-                  absl::StrCat(std::string(allowed.message()), "\n")},
-                 out);
+          Response answer{0, "text/plain; charset=utf-8",
+                          absl::StrCat(std::string(allowed.message()), "\n"), {}};
+          if (refusal) answer = refusal(request, allowed);
+          answer.status = who ? 401 : 403;
+          Answer(answer, out);
           return httplib::Server::HandlerResponse::Handled;
         });
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,12 +23,20 @@ struct Request {
   std::string path;                          // without the query
   std::string peer;                          // "ADDRESS:PORT" of the client
   std::optional<std::string> authorization;  // the Authorization header, if sent
+  std::map<std::string, std::string> query;  // ?name=value (decoded; the last of a repeated name)
+  std::map<std::string, std::string> cookies;  // from the Cookie header
 };
+
+// The bearer credential a request carries: the Authorization header, else a `token` query
+// parameter or cookie (what a browser can send), as "Bearer <token>"; nullopt: none.
+std::optional<std::string> BearerOf(const Request& request);
+inline constexpr char kTokenCookie[] = "cutune_token";
 
 struct Response {
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // e.g. Set-Cookie
 };
 
 using Handler = std::function<Response(const Request&)>;
@@ -43,6 +52,8 @@ struct ServerOptions {
   // certificate it signed (mutual TLS).
   std::string tls_cert, tls_key, tls_client_ca;
   Authorize authorize;  // empty: every request is served
+  // The answer to a refused request (its status 401 or 403 is kept); empty: the reason as text.
+  std::function<Response(const Request&, const absl::Status&)> refusal;
   int threads = 2;      // requests served at once
 };
 

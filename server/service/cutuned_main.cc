@@ -31,6 +31,7 @@
 #include "server/core/log.h"
 #include "server/core/strings.h"
 #include "server/core/version.h"
+#include "server/dashboard/dashboard.h"
 #include "server/http/http_server.h"
 #include "server/observe/log_observer.h"
 #include "server/observe/metrics.h"
@@ -159,19 +160,21 @@ int Fail(log::Logger& logger, const absl::Status& status) {
   return status.code() == absl::StatusCode::kInvalidArgument ? service::kExitUsage : 1;
 }
 
-// The metrics server's address: TCP only (Prometheus scrapes host:port), and the exposure rule
-// of the gRPC address.
-absl::StatusOr<service::ListenAddress> MetricsAddress(const Flags& flags) {
-  auto address = service::ParseListenAddress(flags.metrics_listen);
+// The HTTP server's address (/metrics and the dashboard): TCP only (Prometheus scrapes
+// host:port), and the exposure rule of the gRPC address. Messages name the flag as given
+// (--http-listen, or its old name --metrics-listen).
+absl::StatusOr<service::ListenAddress> HttpAddress(const Flags& flags) {
+  const std::string& flag = flags.http_listen_flag;
+  auto address = service::ParseListenAddress(flags.http_listen);
   if (!address.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--metrics-listen: ", std::string(address.status().message())));
+        absl::StrCat(flag, ": ", std::string(address.status().message())));
   }
   if (address->kind != service::ListenAddress::Kind::kTcp) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--metrics-listen '", flags.metrics_listen, "' is not HOST:PORT (Prometheus scrapes TCP)"));
+        flag, " '", flags.http_listen, "' is not HOST:PORT (Prometheus scrapes TCP)"));
   }
-  if (auto s = service::CheckExposure(*address, "--metrics-listen", GuardsOf(flags)); !s.ok()) {
+  if (auto s = service::CheckExposure(*address, flag, GuardsOf(flags)); !s.ok()) {
     return s;
   }
   return address;
@@ -211,11 +214,11 @@ int main(int argc, char** argv) {
   if (auto s = service::CheckExposure(*address, "--listen", GuardsOf(flags)); !s.ok()) {
     return Fail(logger, s);
   }
-  std::optional<service::ListenAddress> metrics_address;
-  if (!flags.metrics_listen.empty()) {
-    auto parsed = MetricsAddress(flags);
+  std::optional<service::ListenAddress> http_address;
+  if (!flags.http_listen.empty()) {
+    auto parsed = HttpAddress(flags);
     if (!parsed.ok()) return Fail(logger, parsed.status());
-    metrics_address = *parsed;
+    http_address = *parsed;
   }
   auto credentials = Credentials(flags);
   if (!credentials.ok()) return Fail(logger, credentials.status());
@@ -290,21 +293,22 @@ int main(int argc, char** argv) {
                             "not have?)")));
   }
 
-  // /metrics, one route of the daemon's HTTP server (a later dashboard adds its pages here).
+  // The daemon's one HTTP server: /metrics and the read-only dashboard's pages.
+  dashboard::Dashboard dashboard(service, **store, std::string(Version()), !flags.tls_cert.empty());
   std::optional<http::Server> http_server;
   std::string metrics_bound;
-  if (metrics_address) {
+  if (http_address) {
     service::AddServiceGauges(metrics, jobs, flags.db, in_flight);
     http_server.emplace(http::ServerOptions{
-        .host = metrics_address->host,
-        .port = metrics_address->port,
+        .host = http_address->host,
+        .port = http_address->port,
         .tls_cert = flags.tls_cert,
         .tls_key = flags.tls_key,
         .tls_client_ca = flags.tls_client_ca,
         .authorize =
             [http_authorizer, &events](const http::Request& request) {
               absl::Status allowed =
-                  http_authorizer->CheckBearer(request.authorization, service::Role::kRead);
+                  http_authorizer->CheckBearer(http::BearerOf(request), service::Role::kRead);
               if (!allowed.ok()) {
                 events.AuthRefused({"http", request.peer, request.method + " " + request.path,
                                     absl::StatusCodeToString(allowed.code()),
@@ -312,16 +316,19 @@ int main(int argc, char** argv) {
               }
               return allowed;
             },
+        .refusal = &dashboard::Dashboard::Refusal,
     });
     http_server->Route("/metrics", [&metrics](const http::Request&) {
-      return http::Response{200, std::string(observe::prometheus::kContentType), metrics.Render()};
+      return http::Response{200, std::string(observe::prometheus::kContentType), metrics.Render(),
+                            {}};
     });
+    dashboard.AddRoutes(*http_server);
     if (auto s = http_server->Start(); !s.ok()) {
       server->Shutdown(std::chrono::system_clock::now());
       jobs.Shutdown();
       return Fail(logger, s);
     }
-    metrics_bound = metrics_address->WithPort(http_server->port());
+    metrics_bound = http_address->WithPort(http_server->port());
   }
 
   auto set_gpu_health = [&health](int ordinal, bool serving) {

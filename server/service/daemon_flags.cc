@@ -18,9 +18,13 @@ void AddDaemonFlags(CLI::App& app, DaemonFlags& flags) {
                  "Address: host:port, or unix:PATH. Plaintext only on loopback/unix unless "
                  "--allow-insecure-remote")
       ->capture_default_str();
-  app.add_option("--metrics-listen", flags.metrics_listen,
-                 "Serve Prometheus metrics at http(s)://ADDR/metrics (host:port; the same TLS, "
-                 "token and exposure rules as --listen). Off by default")
+  app.add_option("--http-listen", flags.http_listen,
+                 "Serve HTTP on ADDR (host:port): Prometheus metrics at /metrics and the "
+                 "read-only dashboard at /; the same TLS, token and exposure rules as --listen. "
+                 "Off by default")
+      ->type_name("ADDR");
+  // The flag's first name, kept so that old command lines and config files still work.
+  app.add_option("--metrics-listen", flags.http_listen, "Old name of --http-listen (an alias)")
       ->type_name("ADDR");
   app.add_option("--log-format", flags.log_format, "Log lines as logfmt-style text or as JSON")
       ->check(CLI::IsMember({"text", "json"}))
@@ -109,6 +113,7 @@ std::optional<int> ParseDaemonFlags(const std::vector<std::string>& args, Daemon
         config != nullptr && config->count() > 0) {
       flags.config = config->as<std::string>();
     }
+    if (app.get_option("--metrics-listen")->count() > 0) flags.http_listen_flag = "--metrics-listen";
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e, out, err);
   } catch (const CLI::CallForAllHelp& e) {

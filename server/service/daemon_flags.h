@@ -17,7 +17,10 @@ namespace cutune::service {
 struct DaemonFlags {
   std::string config;
   std::string listen = "127.0.0.1:50051";
-  std::string metrics_listen;  // empty: no metrics server
+  // The one HTTP server (/metrics and the read-only dashboard); --metrics-listen is its old
+  // name, kept as an alias. Empty: no HTTP server.
+  std::string http_listen;
+  std::string http_listen_flag = "--http-listen";  // the name it was given by, for messages
   std::string db = std::string(store::Store::kDefaultPath);
   std::string tables;
   std::string tls_cert, tls_key, tls_client_ca;

@@ -150,9 +150,9 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
   return from_model(*m);
 }
 
-grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest*,
-                                       pb::ListDevicesResponse* response) {
-  if (auto s = Authorize(*context, Role::kRead, "ListDevices"); !s.ok()) return s;
+pb::ListDevicesResponse TunerService::Devices() const {
+  pb::ListDevicesResponse out;
+  pb::ListDevicesResponse* response = &out;
   for (const GpuInfo& gpu : jobs_.Gpus()) {
     pb::Device* d = response->add_devices();
     d->set_ordinal(gpu.ordinal);
@@ -171,6 +171,13 @@ grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::L
   }
   response->set_nvrtc_version(compiler::NvrtcVersion());
   response->set_no_gpu_reason(jobs_.no_gpu_reason());
+  return out;
+}
+
+grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::ListDevicesRequest*,
+                                       pb::ListDevicesResponse* response) {
+  if (auto s = Authorize(*context, Role::kRead, "ListDevices"); !s.ok()) return s;
+  *response = Devices();
   return grpc::Status::OK;
 }
 
@@ -423,27 +430,57 @@ grpc::Status TunerService::CancelJob(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
+pb::ListJobsResponse TunerService::Jobs() const {
+  pb::ListJobsResponse out;
+  for (const JobSnapshot& job : jobs_.List()) ToProto(job, out.add_jobs());
+  return out;
+}
+
 grpc::Status TunerService::ListJobs(grpc::ServerContext* context, const pb::ListJobsRequest*,
                                     pb::ListJobsResponse* response) {
   if (auto s = Authorize(*context, Role::kRead, "ListJobs"); !s.ok()) return s;
-  for (const JobSnapshot& job : jobs_.List()) ToProto(job, response->add_jobs());
+  *response = Jobs();
   return grpc::Status::OK;
 }
 
-grpc::Status TunerService::ListResults(grpc::ServerContext* context,
-                                       const pb::ListResultsRequest* request,
-                                       pb::ListResultsResponse* response) {
-  if (auto s = Authorize(*context, Role::kRead, "ListResults"); !s.ok()) return s;
-  if (request->limit() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "limit must be >= 0"};
+absl::Status TunerService::FillResults(const std::vector<store::StoredRow>& rows,
+                                       pb::ListResultsResponse* response) const {
+  int64_t newest = 0;
+  for (const store::StoredRow& row : rows) {
+    pb::Measurement* m = response->add_rows();
+    ToProto(row.measurement, m);
+    m->set_sequence(row.sequence);
+    newest = std::max(newest, row.sweep_id);
+  }
+  if (newest == 0) return absl::OkStatus();
+  auto sweep = store_.GetSweep(newest);
+  if (!sweep.ok()) return sweep.status();
+  pb::SweepSummary* summary = response->mutable_sweep();
+  summary->set_sweep_id(sweep->id);
+  summary->set_source_hash(sweep->provenance.source_hash);
+  summary->set_driver_version(sweep->provenance.driver_version);
+  summary->set_nvrtc_version(sweep->provenance.nvrtc_version);
+  summary->set_started_at_ms(sweep->started_at_ms);
+  summary->set_reference_name(sweep->reference.name);
+  summary->set_reference_us(sweep->reference.time_us);
+  summary->set_status(std::string(store::SweepStatusName(sweep->status)));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<pb::ListResultsResponse> TunerService::Results(
+    const pb::ListResultsRequest* request) const {
+  pb::ListResultsResponse out;
+  pb::ListResultsResponse* response = &out;
+  if (request->limit() < 0) return absl::InvalidArgumentError("limit must be >= 0");
   if (!request->job_id().empty()) {
     auto job = jobs_.Get(request->job_id());
-    if (!job.ok()) return ToGrpc(job.status());
+    if (!job.ok()) return job.status();
     std::string model;
     for (const GpuInfo& gpu : jobs_.Gpus()) {
       if (gpu.ordinal == job->spec.device && gpu.device) model = gpu.device->name();
     }
     response->set_device_model(model);
-    if (job->sweep_id == 0) return grpc::Status::OK;  // queued: nothing measured yet
+    if (job->sweep_id == 0) return out;  // queued: nothing measured yet
     store::RowQuery query;
     query.device_model = model;
     query.family = std::string(job->spec.family->name());
@@ -453,14 +490,14 @@ grpc::Status TunerService::ListResults(grpc::ServerContext* context,
     query.limit = request->limit();
     query.sweep_id = job->sweep_id;
     auto rows = store_.ListRows(query);
-    if (!rows.ok()) return ToGrpc(rows.status());
-    for (const store::StoredRow& row : *rows) ToProto(row.measurement, response->add_rows());
-    return grpc::Status::OK;
+    if (!rows.ok()) return rows.status();
+    if (auto s = FillResults(*rows, response); !s.ok()) return s;
+    return out;
   }
   auto problem = Validate(request->problem());
-  if (!problem.ok()) return ToGrpc(problem.status());
+  if (!problem.ok()) return problem.status();
   auto target = ResolveDevice(request->device(), false);
-  if (!target.ok()) return ToGrpc(target.status());
+  if (!target.ok()) return target.status();
   store::RowQuery query;
   query.device_model = target->model;
   query.family = std::string(problem->family->name());
@@ -468,9 +505,19 @@ grpc::Status TunerService::ListResults(grpc::ServerContext* context,
   query.dtype = problem->dtype;
   query.limit = request->limit();
   auto rows = store_.ListRows(query);
-  if (!rows.ok()) return ToGrpc(rows.status());
-  for (const store::StoredRow& row : *rows) ToProto(row.measurement, response->add_rows());
+  if (!rows.ok()) return rows.status();
+  if (auto s = FillResults(*rows, response); !s.ok()) return s;
   response->set_device_model(target->model);
+  return out;
+}
+
+grpc::Status TunerService::ListResults(grpc::ServerContext* context,
+                                       const pb::ListResultsRequest* request,
+                                       pb::ListResultsResponse* response) {
+  if (auto s = Authorize(*context, Role::kRead, "ListResults"); !s.ok()) return s;
+  auto results = Results(request);
+  if (!results.ok()) return ToGrpc(results.status());
+  *response = *std::move(results);
   return grpc::Status::OK;
 }
 

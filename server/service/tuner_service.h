@@ -71,8 +71,17 @@ class TunerService final : public pb::Tuner::Service {
   grpc::Status GetServerInfo(grpc::ServerContext* context, const pb::GetServerInfoRequest* request,
                              pb::GetServerInfoResponse* response) override;
 
+  // What the read RPCs answer, without the token check (the caller has made it): the gRPC
+  // handlers above and the daemon's dashboard share them.
+  pb::ListDevicesResponse Devices() const;
+  pb::ListJobsResponse Jobs() const;
+  absl::StatusOr<pb::ListResultsResponse> Results(const pb::ListResultsRequest* request) const;
+
  private:
-  struct Target;  // the device a request resolves to
+  struct Target;
+  // The rows as messages (with their sequence) and the newest sweep's summary.
+  absl::Status FillResults(const std::vector<store::StoredRow>& rows,
+                           pb::ListResultsResponse* response) const;  // the device a request resolves to
   static AnswerDevice AnswerDeviceOf(const Target& target);
   absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
   // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until

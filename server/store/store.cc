@@ -647,7 +647,7 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
   std::lock_guard<std::mutex> lock(read_mu_);
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       reader_,
-      absl::StrCat("SELECT r.sweep_id, r.measured_at_ms, ", PrefixedMeasurementCols("r."),
+      absl::StrCat("SELECT r.sweep_id, r.measured_at_ms, r.rowid, ", PrefixedMeasurementCols("r."),
                    " FROM rows r JOIN sweeps s ON s.id = r.sweep_id "
                    "JOIN device_models m ON m.id = s.device_model_id "
                    "JOIN kernels k ON k.id = s.kernel_id "
@@ -670,9 +670,9 @@ absl::StatusOr<std::vector<StoredRow>> Store::ListRows(const RowQuery& query) {
     absl::StatusOr<bool> row = stmt->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 2);
+    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 3);
     if (!m.ok()) return m.status();
-    out.push_back({stmt->Int(0), *std::move(m), stmt->Int(1)});
+    out.push_back({stmt->Int(0), *std::move(m), stmt->Int(1), stmt->Int(2)});
   }
   return out;
 }

@@ -56,6 +56,9 @@ struct StoredRow {
   int64_t sweep_id = 0;
   Measurement measurement;
   int64_t measured_at_ms = 0;
+  // The row's place in the store (SQLite rowid): rows are written as candidates finish, so it
+  // orders a sweep's rows as they were measured (ListRows only; 0 elsewhere).
+  int64_t sequence = 0;
 };
 
 struct SweepWithRows {

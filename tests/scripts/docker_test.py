@@ -141,7 +141,7 @@ def main():
 
     # Ports: what the command listens on is what EXPOSE says, nothing more.
     listened = set()
-    for flag in ("--listen", "--metrics-listen"):
+    for flag in ("--listen", "--http-listen", "--metrics-listen"):
         for value in line.values.get(flag) or line.guessed.get(flag) or []:
             host, _, port = (value or "").rpartition(":")
             if not port.isdigit():

@@ -251,7 +251,8 @@ def main():
                 check(name, v["persistentVolumeClaim"]["claimName"] in claims,
                       f"claim {v['persistentVolumeClaim']['claimName']} is not in the manifests")
 
-        # Prometheus: the annotated port is a container port, and the one --metrics-listen uses.
+        # Prometheus: the annotated port is a container port, and the one --http-listen (or its old
+        # name --metrics-listen) uses.
         annotations = template_meta.get("annotations", {})
         metrics_ports = set()
 
@@ -294,7 +295,7 @@ def main():
                     fail(f"{cname}: {problem}")
                 tokens = line.value("--admin-tokens") or line.value("--read-tokens") or line.value(
                     "--tls-client-ca")
-                for flag in ("--listen", "--metrics-listen"):
+                for flag in ("--listen", "--http-listen", "--metrics-listen"):
                     value = line.value(flag)
                     if value is None:
                         check(cname, flag != "--listen", "has no --listen")
@@ -308,7 +309,7 @@ def main():
                               f"{flag} {value}: neither TLS nor --allow-insecure-remote")
                     check(cname, port.isdigit() and int(port) in port_numbers(c)[1],
                           f"{flag} {value}: port {port} is no container port")
-                    if flag == "--metrics-listen" and port.isdigit():
+                    if flag != "--listen" and port.isdigit():
                         metrics_ports.add(int(port))
                 for flag in ("--admin-tokens", "--read-tokens"):
                     if line.value(flag):
@@ -398,7 +399,7 @@ def main():
             check(name, port.isdigit() and any(resolve_port(port, c) for c in containers),
                   f"prometheus.io/port {port} is no container port")
             check(name, port.isdigit() and int(port) in metrics_ports,
-                  f"prometheus.io/port {port} is not where --metrics-listen serves ({metrics_ports})")
+                  f"prometheus.io/port {port} is not where --http-listen serves ({metrics_ports})")
             check(name, annotations.get("prometheus.io/path") == "/metrics",
                   "prometheus.io/path is not /metrics")
         elif any(os.path.basename((c.get("command") or [""])[0]) == "cutuned" for c in containers):

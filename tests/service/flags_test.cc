@@ -70,7 +70,7 @@ TEST(DaemonFlagsTest, ReadsTomlAndTheCommandLineWins) {
   ASSERT_FALSE(file.exit) << file.err;
   EXPECT_EQ(file.flags.config, config);
   EXPECT_EQ(file.flags.listen, "unix:/run/cutune/cutuned.sock");
-  EXPECT_EQ(file.flags.metrics_listen, "127.0.0.1:9464");
+  EXPECT_EQ(file.flags.http_listen, "127.0.0.1:9464");
   EXPECT_EQ(file.flags.db, "/var/lib/cutune/cutune.db");
   EXPECT_EQ(file.flags.max_threads, 128);
   EXPECT_EQ(file.flags.grace_seconds, 2.5);
@@ -149,7 +149,25 @@ TEST(DaemonFlagsTest, AMissingConfigFileOrFlagErrorExitsTwoLikeEveryUsageError) 
   Parsed asked = Parse({"--help"});
   EXPECT_EQ(asked.exit, 0);
   EXPECT_THAT(asked.out, HasSubstr("--config"));
+  EXPECT_THAT(asked.out, HasSubstr("--http-listen"));
   EXPECT_THAT(asked.out, HasSubstr("--metrics-listen"));
+}
+
+// --metrics-listen was the HTTP server's first name: old command lines and files still work,
+// and messages name the flag the operator wrote.
+TEST(DaemonFlagsTest, MetricsListenIsAnAliasOfHttpListen) {
+  Parsed current = Parse({"--http-listen", "127.0.0.1:9464"});
+  ASSERT_FALSE(current.exit) << current.err;
+  EXPECT_EQ(current.flags.http_listen, "127.0.0.1:9464");
+  EXPECT_EQ(current.flags.http_listen_flag, "--http-listen");
+  Parsed old = Parse({"--metrics-listen", "127.0.0.1:9465"});
+  ASSERT_FALSE(old.exit) << old.err;
+  EXPECT_EQ(old.flags.http_listen, "127.0.0.1:9465");
+  EXPECT_EQ(old.flags.http_listen_flag, "--metrics-listen");
+  TempDir dir;
+  Parsed file = Parse({"--config", Write(dir, "old.toml", "metrics-listen = \"127.0.0.1:9466\"\n")});
+  ASSERT_FALSE(file.exit) << file.err;
+  EXPECT_EQ(file.flags.http_listen, "127.0.0.1:9466");
 }
 
 // The shipped example names every flag (commented out or not), and parses with each of its
@@ -177,7 +195,7 @@ TEST(DaemonFlagsTest, TheShippedExampleListsEveryFlagAndParses) {
   TempDir dir;
   Parsed parsed = Parse({"--config", Write(dir, "all.toml", uncommented)});
   ASSERT_FALSE(parsed.exit) << parsed.err;
-  EXPECT_EQ(parsed.flags.metrics_listen, "127.0.0.1:9464");
+  EXPECT_EQ(parsed.flags.http_listen, "127.0.0.1:9464");
   EXPECT_EQ(parsed.flags.max_threads, 256);
 }
 
@@ -196,7 +214,7 @@ TEST(DaemonConfigTest, CutunedListensWhereItsConfigFileSaysAndAFlagOverridesIt) 
                                        "cache-dir = \"" +
                                        dir.File("cache") +
                                        "\"\n"
-                                       "metrics-listen = \"127.0.0.1:0\"\n"
+                                       "http-listen = \"127.0.0.1:0\"\n"
                                        "log-format = \"json\"\n");
   {
     auto daemon = Daemon::StartExactly({"--config", config}, "unix:" + socket);
