@@ -111,16 +111,7 @@
 #error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0 and CT_SEMAPHORES (turn counters, one per C tile)"
 #endif
 
-// minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
-// cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
-// trades registers for occupancy on its own and may spill.
-#if CT_MINB > 0
-#define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
-#elif CT_THREADS > 256
-#define CT_BOUNDS __launch_bounds__(CT_THREADS)
-#else
-#define CT_BOUNDS
-#endif
+#include "common.cuh"  // CT_BOUNDS, IsAligned
 
 #if CT_SPLITK > 1
 // Split s of C tile t may add into C when turn[t] == s; the last split sets it back to 0.
@@ -400,10 +391,6 @@ __device__ __forceinline__ void ComputeTile(const float* __restrict__ stage, int
   }
 }
 
-__device__ __forceinline__ bool Aligned16(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-}
-
 // The fast path's per-thread offsets (row * K within an A tile, row * N within a B tile) fit int.
 __device__ __forceinline__ bool OffsetsFitInt(int N, int K) {
   return static_cast<long long>(CT_BM) * K <= 0x7fffffff &&
@@ -578,8 +565,8 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
   const int trow = tid / CT_TCOLS;
   const int tcol = tid % CT_TCOLS;
 #endif
-  const bool a_vec = CT_VEC == 4 && K % 4 == 0 && Aligned16(A);
-  const bool b_vec = CT_VEC == 4 && N % 4 == 0 && Aligned16(B);
+  const bool a_vec = CT_VEC == 4 && K % 4 == 0 && IsAligned<16>(A);
+  const bool b_vec = CT_VEC == 4 && N % 4 == 0 && IsAligned<16>(B);
 
   float acc[CT_TM][CT_TN];
 #pragma unroll
@@ -732,7 +719,7 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 #else
   constexpr bool accumulate = false;
 #endif
-  const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && Aligned16(C);
+  const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && IsAligned<16>(C);
 #pragma unroll
   for (int i = 0; i < CT_TM; ++i) {
     const int gm = m0 + trow * CT_TM + i;
