@@ -237,8 +237,7 @@ bool MayDiffer(const std::string& section) {
   return section == ".symtab" || section == ".strtab" || section == ".shstrtab" ||
          section == ".nv.global.init" || section == ".nv.global" ||
          section == ".nv.constant4" || section == ".rela.nv.constant4" ||
-         section == ".rela.debug_frame" || section == ".nv.info" ||
-         section.starts_with(".nv.info.");
+         section == ".rela.debug_frame";
 }
 
 Verdict Compare(const Side& a, const Side& b) {
@@ -266,7 +265,11 @@ Verdict Compare(const Side& a, const Side& b) {
   }
   if (ca.functions != cb.functions) differing.push_back("(functions)");
   for (const auto& [name, size] : ca.objects) {
-    if (!cb.objects.contains(name)) v.objects_removed.insert(ShortName(name));
+    if (!cb.objects.contains(name)) {
+      v.objects_removed.insert(ShortName(name));
+    } else if (cb.objects.at(name) != size) {
+      differing.push_back("(size of " + name + ")");
+    }
   }
   for (const auto& [name, size] : cb.objects) {
     if (!ca.objects.contains(name)) v.objects_added.insert(ShortName(name));
