@@ -38,6 +38,13 @@
 // (STAGES ? STAGES : DB ? 2 : 1) * (BK*(BM+PAD) [AT] or BM*(BK+PAD) + BK*(BN+PAD)) * 4 bytes.
 // Signature: cutune_kernel(const float* A, const float* B, float* C, int M, int N, int K).
 // With -DCUTUNE_REFERENCE only the trusted reference kernel cutune_reference is compiled.
+//
+// Structure (as CUTLASS's gemm/threadblock mma_singlestage.h, mma_pipelined.h, mma_multistage.h):
+// one main-loop function per pipeline, SingleStageMainLoop (db=0), PipelinedMainLoop (db=1, with
+// the iloop=1 interior loop) and MultistageMainLoop (stages > 0), on the helpers above them; the
+// epilogue StoreTile, wrapped by SplitKStoreTile's hand-over for split-K; the entry point only
+// dispatches. The launch-bounds rule and small helpers come from common.cuh (shared with
+// transpose.cu, inlined into the embedded text by kernels/embed.cmake).
 
 #ifndef CT_BM
 #define CT_BM 32
@@ -100,7 +107,6 @@
 #if CT_WARP && (CT_THREADS % 32 != 0 || CT_TCOLS % 8 != 0 || CT_TROWS % 4 != 0)
 #error "warp tiling needs a thread grid of whole 4x8 warp blocks"
 #endif
-#define CT_SPREAD (CT_WARP && CT_TN % 4 == 0)
 #if CT_ILOOP && !CT_DB
 #error "CT_ILOOP needs CT_DB=1"
 #endif
@@ -111,16 +117,7 @@
 #error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0 and CT_SEMAPHORES (turn counters, one per C tile)"
 #endif
 
-// minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
-// cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
-// trades registers for occupancy on its own and may spill.
-#if CT_MINB > 0
-#define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
-#elif CT_THREADS > 256
-#define CT_BOUNDS __launch_bounds__(CT_THREADS)
-#else
-#define CT_BOUNDS
-#endif
+#include "common.cuh"  // CT_BOUNDS, CeilDiv, IsAligned
 
 #if CT_SPLITK > 1
 // Split s of C tile t may add into C when turn[t] == s; the last split sets it back to 0.
@@ -129,53 +126,153 @@ __device__ unsigned int cutune_splitk_turn[CT_SEMAPHORES];
 
 namespace {
 
-constexpr int kALd = CT_AT ? CT_BM + CT_PAD : CT_BK + CT_PAD;
-constexpr int kAElems = CT_AT ? CT_BK * kALd : CT_BM * kALd;
-constexpr int kBLd = CT_BN + CT_PAD;
-constexpr int kBElems = CT_BK * kBLd;
+// The defines as constants. The preprocessor still picks code only where the other branch cannot
+// compile for some candidates: the split-K turn counters (CT_SEMAPHORES) and cp.async (sm_80+).
+constexpr int kBM = CT_BM;
+constexpr int kBN = CT_BN;
+constexpr int kBK = CT_BK;
+constexpr int kTM = CT_TM;
+constexpr int kTN = CT_TN;
+constexpr int kVec = CT_VEC;
+constexpr bool kATransposed = CT_AT;
+constexpr int kPad = CT_PAD;
+constexpr bool kDoubleBuffer = CT_DB;
+constexpr bool kInteriorLoop = CT_ILOOP;
+constexpr bool kWarpTiled = CT_WARP;
+constexpr int kStages = CT_STAGES;
+constexpr int kSplitK = CT_SPLITK;
+
+// The thread grid: CT_TROWS x kThreadCols thread tiles.
+constexpr int kThreadCols = CT_TCOLS;
+constexpr int kThreads = CT_THREADS;
+// Warp tiling: warps per thread-grid row (each warp a 4x8 block of thread tiles); with TN % 4 == 0
+// a thread's columns also go in float4 groups kGroupStride apart.
+constexpr int kWarpsPerRow = kWarpTiled ? kThreadCols / 8 : 1;
+constexpr bool kSpread = kWarpTiled && kTN % 4 == 0;
+constexpr int kGroupStride = kSpread ? kBN / (kTN / 4) : 0;
+
+// One shared-memory stage: the A tile (As[k][m] when transposed, As[m][k] otherwise), then the B
+// tile (Bs[k][n]); rows of kALd / kBLd floats.
+constexpr int kALd = kATransposed ? kBM + kPad : kBK + kPad;
+constexpr int kAElems = kATransposed ? kBK * kALd : kBM * kALd;
+constexpr int kBLd = kBN + kPad;
+constexpr int kBElems = kBK * kBLd;
 constexpr int kStageElems = kAElems + kBElems;
-constexpr int kAChunks = CT_BM * CT_BK / CT_VEC;
-constexpr int kBChunks = CT_BK * CT_BN / CT_VEC;
-#if !CT_STAGES
-constexpr int kAPerThread = (kAChunks + CT_THREADS - 1) / CT_THREADS;
-#endif
-constexpr int kBPerThread = (kBChunks + CT_THREADS - 1) / CT_THREADS;
+// Register staging: VEC-float chunks of each tile, and the most any thread moves.
+constexpr int kAChunks = kBM * kBK / kVec;
+constexpr int kBChunks = kBK * kBN / kVec;
+constexpr int kAPerThread = CeilDiv<kThreads>(kAChunks);
+constexpr int kBPerThread = CeilDiv<kThreads>(kBChunks);
+// cp.async: A moves element by element, B in chunks of 4 (VEC=4).
+constexpr int kAElemsPerThread = CeilDiv<kThreads>(kBM * kBK);
+
+// The thread's register tile of C: acc[i][j] is C(m0 + trow * TM + i, n0 + ThreadCol(tcol, j)).
+using Accumulators = float[kTM][kTN];
+
+// ---- Where a block and a thread work ---------------------------------------------------------
+
+// The block's C tile and, with split-K, its split (split index fastest in the grid; the grid may
+// split fewer times than CT_SPLITK). Without split-K, one block per C tile.
+struct TileSplit {
+  unsigned int tile;
+  int split;
+  unsigned int splits;
+};
+
+__device__ __forceinline__ TileSplit BlockTileSplit(int M, int tiles_n) {
+  if constexpr (kSplitK > 1) {
+    const unsigned int splits = gridDim.x / (CeilDiv<kBM>(M) * tiles_n);
+    return {blockIdx.x / splits, static_cast<int>(blockIdx.x % splits), splits};
+  } else {
+    return {blockIdx.x, 0, 1};
+  }
+}
+
+// The block's K steps, [begin, end): all of them without split-K, else its split's share of
+// whole steps (may be empty).
+struct StepRange {
+  int begin;
+  int end;
+};
+
+__device__ __forceinline__ StepRange SplitSteps(int steps, const TileSplit& ts) {
+  if constexpr (kSplitK > 1) {
+    const int splits = static_cast<int>(ts.splits);
+    const int per_split = (steps + splits - 1) / splits;  // whole K steps per split
+    const int begin = min(steps, ts.split * per_split);
+    return {begin, min(steps, begin + per_split)};
+  } else {
+    return {0, steps};
+  }
+}
+
+// The thread's tile in the thread grid: row-major, or (warp tiling) each warp a 4x8 block.
+struct ThreadTile {
+  int row;
+  int col;
+};
+
+__device__ __forceinline__ ThreadTile ThreadTileOf(int tid) {
+  if constexpr (kWarpTiled) {
+    const int lane = tid % 32;
+    const int warp = tid / 32;
+    return {(warp / kWarpsPerRow) * 4 + lane / 8, (warp % kWarpsPerRow) * 8 + lane % 8};
+  } else {
+    return {tid / kThreadCols, tid % kThreadCols};
+  }
+}
 
 // Column (within the block tile) of element j of the thread's register tile.
 __device__ __forceinline__ int ThreadCol(int tcol, int j) {
-#if CT_SPREAD
-  return (j / 4) * (CT_BN / (CT_TN / 4)) + tcol * 4 + (j % 4);
-#else
-  return tcol * CT_TN + j;
-#endif
+  if constexpr (kSpread) {
+    return (j / 4) * kGroupStride + tcol * 4 + (j % 4);
+  } else {
+    return tcol * kTN + j;
+  }
 }
 
-#if !CT_STAGES
+// What the main loops need: the operands and this block's and thread's place in them.
+struct BlockTile {
+  const float* A;
+  const float* B;
+  int M, N, K;
+  int m0, n0;      // the C tile's origin
+  int tid;
+  int trow, tcol;  // the thread's tile (ThreadTileOf)
+  bool a_vec;      // A rows load as float4 (VEC=4, K % 4 == 0, A 16-byte aligned)
+  bool b_vec;      // B rows likewise (N % 4 == 0)
+};
+
+// The fast path's per-thread offsets (row * K within an A tile, row * N within a B tile) fit int.
+__device__ __forceinline__ bool OffsetsFitInt(int N, int K) {
+  return static_cast<long long>(kBM) * K <= 0x7fffffff &&
+         static_cast<long long>(kBK) * N <= 0x7fffffff;
+}
+
+// ---- Register staging: global -> registers -> shared (single stage and double buffer) --------
+
 // VEC consecutive floats of a row holding n, starting at column c; zero outside the matrix.
 __device__ __forceinline__ void LoadChunk(const float* __restrict__ row, bool row_ok, int c, int n,
-                                          bool vec_ok, float (&v)[CT_VEC]) {
+                                          bool vec_ok, float (&v)[kVec]) {
   if (!row_ok) {
 #pragma unroll
-    for (int i = 0; i < CT_VEC; ++i) v[i] = 0.0f;
+    for (int i = 0; i < kVec; ++i) v[i] = 0.0f;
     return;
   }
-#if CT_VEC == 4
-  if (vec_ok && c + 4 <= n) {
-    const float4 x = *reinterpret_cast<const float4*>(row + c);
-    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;
-    return;
+  if constexpr (kVec == 4) {
+    if (vec_ok && c + 4 <= n) {
+      const float4 x = *reinterpret_cast<const float4*>(row + c);
+      v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;
+      return;
+    }
   }
-#endif
 #pragma unroll
-  for (int i = 0; i < CT_VEC; ++i) v[i] = c + i < n ? row[c + i] : 0.0f;
+  for (int i = 0; i < kVec; ++i) v[i] = c + i < n ? row[c + i] : 0.0f;
 }
 
-#endif  // !CT_STAGES
-
-#if !CT_STAGES
 struct Staging {
-  float a[kAPerThread][CT_VEC];
-  float b[kBPerThread][CT_VEC];
+  float a[kAPerThread][kVec];
+  float b[kBPerThread][kVec];
 };
 
 // Global -> registers: the A tile at (m0, k0) and the B tile at (k0, n0).
@@ -184,10 +281,10 @@ __device__ __forceinline__ void LoadTiles(const float* __restrict__ A, const flo
                                           bool a_vec, bool b_vec, Staging& s) {
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kAChunks % CT_THREADS == 0 || idx < kAChunks) {
-      const int row = idx / (CT_BK / CT_VEC);
-      const int kc = (idx % (CT_BK / CT_VEC)) * CT_VEC;
+    const int idx = tid + p * kThreads;
+    if (kAChunks % kThreads == 0 || idx < kAChunks) {
+      const int row = idx / (kBK / kVec);
+      const int kc = (idx % (kBK / kVec)) * kVec;
       const int gm = m0 + row;
       LoadChunk(A + static_cast<long long>(gm < M ? gm : 0) * K, gm < M, k0 + kc, K, a_vec,
                 s.a[p]);
@@ -195,15 +292,20 @@ __device__ __forceinline__ void LoadTiles(const float* __restrict__ A, const flo
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
-      const int row = idx / (CT_BN / CT_VEC);
-      const int nc = (idx % (CT_BN / CT_VEC)) * CT_VEC;
+    const int idx = tid + p * kThreads;
+    if (kBChunks % kThreads == 0 || idx < kBChunks) {
+      const int row = idx / (kBN / kVec);
+      const int nc = (idx % (kBN / kVec)) * kVec;
       const int gk = k0 + row;
       LoadChunk(B + static_cast<long long>(gk < K ? gk : 0) * N, gk < K, n0 + nc, N, b_vec,
                 s.b[p]);
     }
   }
+}
+
+// LoadTiles for the block's tile pair at step k0 / kBK.
+__device__ __forceinline__ void LoadTiles(const BlockTile& t, int k0, Staging& s) {
+  LoadTiles(t.A, t.B, t.M, t.N, t.K, t.m0, t.n0, k0, t.tid, t.a_vec, t.b_vec, s);
 }
 
 // Offsets (in floats) of this thread's chunks from the tile origin: A at (m0, k0), B at (k0, n0).
@@ -217,20 +319,19 @@ __device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K) 
   ChunkOffsets o;
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BK / CT_VEC)) * K +
-                             (idx % (CT_BK / CT_VEC)) * CT_VEC);
+    const int idx = tid + p * kThreads;
+    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / (kBK / kVec)) * K +
+                             (idx % (kBK / kVec)) * kVec);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BN / CT_VEC)) * N +
-                             (idx % (CT_BN / CT_VEC)) * CT_VEC);
+    const int idx = tid + p * kThreads;
+    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / kVec)) * N +
+                             (idx % (kBN / kVec)) * kVec);
   }
   return o;
 }
 
-#if !CT_ILOOP
 // Global -> registers for a tile pair wholly inside the matrices (and 16-byte aligned where
 // VEC=4): no bounds checks, one load per chunk at a precomputed offset.
 __device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_tile,
@@ -238,29 +339,28 @@ __device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_ti
                                                   const ChunkOffsets& o, Staging& s) {
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    if (kAChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kAChunks) {
-#if CT_VEC == 4
-      const float4 x = *reinterpret_cast<const float4*>(a_tile + o.a[p]);
-      s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
-#else
-      s.a[p][0] = a_tile[o.a[p]];
-#endif
+    if (kAChunks % kThreads == 0 || tid + p * kThreads < kAChunks) {
+      if constexpr (kVec == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(a_tile + o.a[p]);
+        s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
+      } else {
+        s.a[p][0] = a_tile[o.a[p]];
+      }
     }
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    if (kBChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kBChunks) {
-#if CT_VEC == 4
-      const float4 x = *reinterpret_cast<const float4*>(b_tile + o.b[p]);
-      s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
-#else
-      s.b[p][0] = b_tile[o.b[p]];
-#endif
+    if (kBChunks % kThreads == 0 || tid + p * kThreads < kBChunks) {
+      if constexpr (kVec == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(b_tile + o.b[p]);
+        s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
+      } else {
+        s.b[p][0] = b_tile[o.b[p]];
+      }
     }
   }
 }
 
-#else
 // Pointers to this thread's chunks of the next tile pair (ILOOP=1), stepped one K step per load.
 struct ChunkPtrs {
   const float* a[kAPerThread];
@@ -275,12 +375,12 @@ __device__ __forceinline__ ChunkPtrs MakeChunkPtrs(const float* a_tile, const fl
   ChunkPtrs q;
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    const bool used = kAChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kAChunks;
+    const bool used = kAChunks % kThreads == 0 || tid + p * kThreads < kAChunks;
     q.a[p] = a_tile + (used ? o.a[p] : 0);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const bool used = kBChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kBChunks;
+    const bool used = kBChunks % kThreads == 0 || tid + p * kThreads < kBChunks;
     q.b[p] = b_tile + (used ? o.b[p] : 0);
   }
   return q;
@@ -294,31 +394,29 @@ __device__ __forceinline__ void LoadTilesStepped(int tid, long long b_step, Chun
                                                  Staging& s) {
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    if (kAChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kAChunks) {
-#if CT_VEC == 4
-      const float4 x = *reinterpret_cast<const float4*>(q.a[p]);
-      s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
-#else
-      s.a[p][0] = *q.a[p];
-#endif
+    if (kAChunks % kThreads == 0 || tid + p * kThreads < kAChunks) {
+      if constexpr (kVec == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(q.a[p]);
+        s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
+      } else {
+        s.a[p][0] = *q.a[p];
+      }
     }
-    q.a[p] += CT_BK;
+    q.a[p] += kBK;
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    if (kBChunks % CT_THREADS == 0 || tid + p * CT_THREADS < kBChunks) {
-#if CT_VEC == 4
-      const float4 x = *reinterpret_cast<const float4*>(q.b[p]);
-      s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
-#else
-      s.b[p][0] = *q.b[p];
-#endif
+    if (kBChunks % kThreads == 0 || tid + p * kThreads < kBChunks) {
+      if constexpr (kVec == 4) {
+        const float4 x = *reinterpret_cast<const float4*>(q.b[p]);
+        s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
+      } else {
+        s.b[p][0] = *q.b[p];
+      }
     }
     q.b[p] += b_step;
   }
 }
-
-#endif  // CT_ILOOP
 
 // Registers -> one shared-memory stage.
 __device__ __forceinline__ void StoreTiles(float* __restrict__ stage, int tid, const Staging& s) {
@@ -326,91 +424,80 @@ __device__ __forceinline__ void StoreTiles(float* __restrict__ stage, int tid, c
   float* Bs = stage + kAElems;
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kAChunks % CT_THREADS == 0 || idx < kAChunks) {
-      const int row = idx / (CT_BK / CT_VEC);
-      const int kc = (idx % (CT_BK / CT_VEC)) * CT_VEC;
+    const int idx = tid + p * kThreads;
+    if (kAChunks % kThreads == 0 || idx < kAChunks) {
+      const int row = idx / (kBK / kVec);
+      const int kc = (idx % (kBK / kVec)) * kVec;
 #pragma unroll
-      for (int i = 0; i < CT_VEC; ++i) {
-#if CT_AT
-        As[(kc + i) * kALd + row] = s.a[p][i];
-#else
-        As[row * kALd + kc + i] = s.a[p][i];
-#endif
+      for (int i = 0; i < kVec; ++i) {
+        if constexpr (kATransposed) {
+          As[(kc + i) * kALd + row] = s.a[p][i];
+        } else {
+          As[row * kALd + kc + i] = s.a[p][i];
+        }
       }
     }
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
-      const int row = idx / (CT_BN / CT_VEC);
-      const int nc = (idx % (CT_BN / CT_VEC)) * CT_VEC;
-#if CT_VEC == 4
-      *reinterpret_cast<float4*>(&Bs[row * kBLd + nc]) =
-          make_float4(s.b[p][0], s.b[p][1], s.b[p][2], s.b[p][3]);
-#else
-      Bs[row * kBLd + nc] = s.b[p][0];
-#endif
+    const int idx = tid + p * kThreads;
+    if (kBChunks % kThreads == 0 || idx < kBChunks) {
+      const int row = idx / (kBN / kVec);
+      const int nc = (idx % (kBN / kVec)) * kVec;
+      if constexpr (kVec == 4) {
+        *reinterpret_cast<float4*>(&Bs[row * kBLd + nc]) =
+            make_float4(s.b[p][0], s.b[p][1], s.b[p][2], s.b[p][3]);
+      } else {
+        Bs[row * kBLd + nc] = s.b[p][0];
+      }
     }
   }
 }
 
-#endif  // !CT_STAGES
+// ---- The math: one shared-memory stage into the register tile -------------------------------
 
 // acc += As * Bs over one BK step.
 __device__ __forceinline__ void ComputeTile(const float* __restrict__ stage, int trow, int tcol,
-                                            float (&acc)[CT_TM][CT_TN]) {
+                                            Accumulators& acc) {
   const float* As = stage;
   const float* Bs = stage + kAElems;
 #pragma unroll
-  for (int k = 0; k < CT_BK; ++k) {
-    float a[CT_TM];
-    float b[CT_TN];
-#if CT_AT
-    if constexpr (CT_TM % 4 == 0) {
+  for (int k = 0; k < kBK; ++k) {
+    float a[kTM];
+    float b[kTN];
+    if constexpr (kATransposed && kTM % 4 == 0) {
 #pragma unroll
-      for (int i = 0; i < CT_TM; i += 4) {
-        const float4 x = *reinterpret_cast<const float4*>(&As[k * kALd + trow * CT_TM + i]);
+      for (int i = 0; i < kTM; i += 4) {
+        const float4 x = *reinterpret_cast<const float4*>(&As[k * kALd + trow * kTM + i]);
         a[i] = x.x; a[i + 1] = x.y; a[i + 2] = x.z; a[i + 3] = x.w;
       }
+    } else if constexpr (kATransposed) {
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) a[i] = As[k * kALd + trow * kTM + i];
     } else {
 #pragma unroll
-      for (int i = 0; i < CT_TM; ++i) a[i] = As[k * kALd + trow * CT_TM + i];
+      for (int i = 0; i < kTM; ++i) a[i] = As[(trow * kTM + i) * kALd + k];
     }
-#else
+    if constexpr (kTN % 4 == 0) {
 #pragma unroll
-    for (int i = 0; i < CT_TM; ++i) a[i] = As[(trow * CT_TM + i) * kALd + k];
-#endif
-    if constexpr (CT_TN % 4 == 0) {
-#pragma unroll
-      for (int j = 0; j < CT_TN; j += 4) {
+      for (int j = 0; j < kTN; j += 4) {
         const float4 x = *reinterpret_cast<const float4*>(&Bs[k * kBLd + ThreadCol(tcol, j)]);
         b[j] = x.x; b[j + 1] = x.y; b[j + 2] = x.z; b[j + 3] = x.w;
       }
     } else {
 #pragma unroll
-      for (int j = 0; j < CT_TN; ++j) b[j] = Bs[k * kBLd + ThreadCol(tcol, j)];
+      for (int j = 0; j < kTN; ++j) b[j] = Bs[k * kBLd + ThreadCol(tcol, j)];
     }
 #pragma unroll
-    for (int i = 0; i < CT_TM; ++i) {
+    for (int i = 0; i < kTM; ++i) {
 #pragma unroll
-      for (int j = 0; j < CT_TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+      for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
     }
   }
 }
 
-__device__ __forceinline__ bool Aligned16(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & 15) == 0;
-}
+// ---- cp.async: global -> shared directly (multistage) ----------------------------------------
 
-// The fast path's per-thread offsets (row * K within an A tile, row * N within a B tile) fit int.
-__device__ __forceinline__ bool OffsetsFitInt(int N, int K) {
-  return static_cast<long long>(CT_BM) * K <= 0x7fffffff &&
-         static_cast<long long>(CT_BK) * N <= 0x7fffffff;
-}
-
-#if CT_STAGES
 // cp.async: `bytes` from global `src` to shared `dst`, zero-filled when !valid (then nothing is
 // read; src is any valid address). Before sm_80: plain loads and stores.
 __device__ __forceinline__ void CopyAsync4(float* dst, const float* src, bool valid) {
@@ -448,8 +535,6 @@ __device__ __forceinline__ void CopyWait() {
 #endif
 }
 
-constexpr int kAElemsPerThread = (CT_BM * CT_BK + CT_THREADS - 1) / CT_THREADS;
-
 // Global -> one shared-memory stage, asynchronously: the A tile at (m0, k0), transposed
 // (As[k][m]), and the B tile at (k0, n0).
 __device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const float* __restrict__ B,
@@ -459,10 +544,10 @@ __device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const flo
   float* Bs = stage + kAElems;
 #pragma unroll
   for (int p = 0; p < kAElemsPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if ((CT_BM * CT_BK) % CT_THREADS == 0 || idx < CT_BM * CT_BK) {
-      const int row = idx / CT_BK;
-      const int kc = idx % CT_BK;
+    const int idx = tid + p * kThreads;
+    if ((kBM * kBK) % kThreads == 0 || idx < kBM * kBK) {
+      const int row = idx / kBK;
+      const int kc = idx % kBK;
       const int gm = m0 + row;
       const int gk = k0 + kc;
       const bool valid = gm < M && gk < K;
@@ -471,10 +556,10 @@ __device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const flo
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
-      const int row = idx / (CT_BN / 4);
-      const int nc = (idx % (CT_BN / 4)) * 4;
+    const int idx = tid + p * kThreads;
+    if (kBChunks % kThreads == 0 || idx < kBChunks) {
+      const int row = idx / (kBN / 4);
+      const int nc = (idx % (kBN / 4)) * 4;
       const int gk = k0 + row;
       const int gn = n0 + nc;
       float* dst = &Bs[row * kBLd + nc];
@@ -494,6 +579,11 @@ __device__ __forceinline__ void CopyTiles(const float* __restrict__ A, const flo
   }
 }
 
+// CopyTiles for the block's tile pair at step k0 / kBK.
+__device__ __forceinline__ void CopyTiles(const BlockTile& t, int k0, float* __restrict__ stage) {
+  CopyTiles(t.A, t.B, t.M, t.N, t.K, t.m0, t.n0, k0, t.tid, t.b_vec, stage);
+}
+
 // Offsets (in floats) of this thread's copies from the tile origin: A at (m0, k0), B at (k0, n0).
 struct CopyOffsets {
   int a[kAElemsPerThread];
@@ -504,13 +594,13 @@ __device__ __forceinline__ CopyOffsets MakeCopyOffsets(int tid, int N, int K) {
   CopyOffsets o;
 #pragma unroll
   for (int p = 0; p < kAElemsPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / CT_BK) * K + idx % CT_BK);
+    const int idx = tid + p * kThreads;
+    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / kBK) * K + idx % kBK);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (CT_BN / 4)) * N + (idx % (CT_BN / 4)) * 4);
+    const int idx = tid + p * kThreads;
+    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / 4)) * N + (idx % (kBN / 4)) * 4);
   }
   return o;
 }
@@ -523,224 +613,200 @@ __device__ __forceinline__ void CopyTilesInterior(const float* __restrict__ a_ti
   float* Bs = stage + kAElems;
 #pragma unroll
   for (int p = 0; p < kAElemsPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if ((CT_BM * CT_BK) % CT_THREADS == 0 || idx < CT_BM * CT_BK) {
-      CopyAsync4(&As[(idx % CT_BK) * kALd + idx / CT_BK], a_tile + o.a[p], true);
+    const int idx = tid + p * kThreads;
+    if ((kBM * kBK) % kThreads == 0 || idx < kBM * kBK) {
+      CopyAsync4(&As[(idx % kBK) * kALd + idx / kBK], a_tile + o.a[p], true);
     }
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
-    const int idx = tid + p * CT_THREADS;
-    if (kBChunks % CT_THREADS == 0 || idx < kBChunks) {
-      CopyAsync16(&Bs[(idx / (CT_BN / 4)) * kBLd + (idx % (CT_BN / 4)) * 4], b_tile + o.b[p],
+    const int idx = tid + p * kThreads;
+    if (kBChunks % kThreads == 0 || idx < kBChunks) {
+      CopyAsync16(&Bs[(idx / (kBN / 4)) * kBLd + (idx % (kBN / 4)) * 4], b_tile + o.b[p],
                   true);
     }
   }
 }
-#endif  // CT_STAGES
 
-#if CT_SPLITK > 1
-__device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
-  unsigned int v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
+// ---- The main loops, one per pipeline: accum += this block's share of A * B -----------------
+//
+// Each works on a copy of `accum` of its own, copied back at its end, rather than on the caller's
+// array: NVVM then promotes the accumulators to registers before it optimizes the loop, as when
+// the loops were part of the kernel (on the caller's array, the PTX and SASS of the cp.async and
+// split-K candidates changed). The copies cost nothing once inlined.
+
+__device__ __forceinline__ void ZeroAccumulators(Accumulators& acc) {
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) acc[i][j] = 0.0f;
+  }
 }
-__device__ __forceinline__ void StoreRelease(unsigned int* p, unsigned int v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+
+__device__ __forceinline__ void CopyAccumulators(const Accumulators& from, Accumulators& to) {
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) to[i][j] = from[i][j];
+  }
 }
-#endif
 
-}  // namespace
-
-extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
-                                                    const float* __restrict__ B,
-                                                    float* __restrict__ C, int M, int N, int K) {
-  extern __shared__ float4 smem4[];  // float4 for 16-byte alignment of every stage
-  float* smem = reinterpret_cast<float*>(smem4);
-
-  const int tiles_n = (N + CT_BN - 1) / CT_BN;
-#if CT_SPLITK > 1
-  const unsigned int splits = gridDim.x / (((M + CT_BM - 1) / CT_BM) * tiles_n);
-  const unsigned int tile = blockIdx.x / splits;
-  const int split = static_cast<int>(blockIdx.x % splits);
-#else
-  const unsigned int tile = blockIdx.x;
-#endif
-  const int m0 = (tile / tiles_n) * CT_BM;
-  const int n0 = (tile % tiles_n) * CT_BN;
-  const int tid = threadIdx.x;
-#if CT_WARP
-  const int lane = tid % 32;
-  const int warp = tid / 32;
-  const int trow = (warp / (CT_TCOLS / 8)) * 4 + lane / 8;
-  const int tcol = (warp % (CT_TCOLS / 8)) * 8 + lane % 8;
-#else
-  const int trow = tid / CT_TCOLS;
-  const int tcol = tid % CT_TCOLS;
-#endif
-  const bool a_vec = CT_VEC == 4 && K % 4 == 0 && Aligned16(A);
-  const bool b_vec = CT_VEC == 4 && N % 4 == 0 && Aligned16(B);
-
-  float acc[CT_TM][CT_TN];
-#pragma unroll
-  for (int i = 0; i < CT_TM; ++i) {
-#pragma unroll
-    for (int j = 0; j < CT_TN; ++j) acc[i][j] = 0.0f;
-  }
-
-  const int steps = (K + CT_BK - 1) / CT_BK;
-  // This block's K steps: [step_begin, step_end) (all of them without split-K; may be empty).
-#if CT_SPLITK > 1
-  const int per_split = (steps + static_cast<int>(splits) - 1) / static_cast<int>(splits);
-  const int step_begin = min(steps, split * per_split);
-  const int step_end = min(steps, step_begin + per_split);
-#else
-  constexpr int step_begin = 0;
-  const int step_end = steps;
-#endif
-#if CT_STAGES
-  (void)a_vec;  // A moves element by element
-  // Tiles step .. step + STAGES - 2 are in flight while step's math runs. One group is committed
-  // per tile slot (empty past the end), so "all but STAGES - 2 groups done" means tile `step` has
-  // landed for this thread; the barrier then makes every thread's copies visible and frees the
-  // stage read in the previous step for the next copy.
-#pragma unroll
-  for (int s = 0; s < CT_STAGES - 1; ++s) {
-    if (s < steps) CopyTiles(A, B, M, N, K, m0, n0, s * CT_BK, tid, b_vec, smem + s * kStageElems);
-    CopyCommit();
-  }
-  // Blocks whose tiles lie wholly inside the matrices copy without bounds checks until the
-  // last, partial K step.
-  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N && b_vec && OffsetsFitInt(N, K);
-  const CopyOffsets offsets = MakeCopyOffsets(tid, N, K);
-  const float* a_tile = A + static_cast<long long>(m0) * K;
-  const float* b_tile = B + n0;
-  int read_stage = 0;
-  int write_stage = CT_STAGES - 1;
-  for (int step = 0; step < steps; ++step) {
-    CopyWait<CT_STAGES - 2>();
-    __syncthreads();
-    if (step + CT_STAGES - 1 < steps) {
-      const int k_next = (step + CT_STAGES - 1) * CT_BK;
-      if (interior && k_next + CT_BK <= K) {
-        CopyTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
-                          offsets, smem + write_stage * kStageElems);
-      } else {
-        CopyTiles(A, B, M, N, K, m0, n0, k_next, tid, b_vec, smem + write_stage * kStageElems);
-      }
-    }
-    CopyCommit();
-    ComputeTile(smem + read_stage * kStageElems, trow, tcol, acc);
-    read_stage = read_stage + 1 == CT_STAGES ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == CT_STAGES ? 0 : write_stage + 1;
-  }
-#else
+// Register-staged, one stage (db=0; the seed's pipeline): each step's loads wait for the math of
+// the step before, with the seed's checked loads throughout. Never split (split-K needs db=1).
+__device__ __forceinline__ void SingleStageMainLoop(const BlockTile& t, int steps, float* smem,
+                                                    Accumulators& accum) {
+  Accumulators acc;
+  CopyAccumulators(accum, acc);
   Staging staging;
-  if (CT_SPLITK == 1 || step_begin < step_end) {
-    LoadTiles(A, B, M, N, K, m0, n0, step_begin * CT_BK, tid, a_vec, b_vec, staging);
+  LoadTiles(t, 0, staging);
+  StoreTiles(smem, t.tid, staging);
+  __syncthreads();
+  for (int step = 0; step < steps; ++step) {
+    ComputeTile(smem, t.trow, t.tcol, acc);
+    if (step + 1 < steps) {
+      __syncthreads();
+      LoadTiles(t, (step + 1) * kBK, staging);
+      StoreTiles(smem, t.tid, staging);
+      __syncthreads();
+    }
+  }
+  CopyAccumulators(acc, accum);
+}
+
+// Register-staged, double-buffered (db=1): the next tile's global loads are in flight while this
+// tile's math runs, then go to the other stage; one barrier per K step. Blocks whose tiles lie
+// wholly inside the matrices load without bounds checks until the last, partial K step: through
+// precomputed offsets in the one loop (iloop=0), or (iloop=1) in a loop of their own.
+__device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const StepRange& steps,
+                                                  float* smem, Accumulators& accum) {
+  Accumulators acc;
+  CopyAccumulators(accum, acc);
+  const int M = t.M, N = t.N, K = t.K, m0 = t.m0, n0 = t.n0, tid = t.tid;
+  const bool a_vec = t.a_vec, b_vec = t.b_vec;
+  Staging staging;
+  if (kSplitK == 1 || steps.begin < steps.end) {
+    LoadTiles(t, steps.begin * kBK, staging);
     StoreTiles(smem, tid, staging);
   }
   __syncthreads();
-#if CT_DB
-  // Blocks whose tiles lie wholly inside the matrices load without bounds checks until the last,
-  // partial K step.
-  const bool interior = m0 + CT_BM <= M && n0 + CT_BN <= N &&
-                        (CT_VEC == 1 || (a_vec && b_vec)) && OffsetsFitInt(N, K);
-  const float* a_tile = A + static_cast<long long>(m0) * K;
-  const float* b_tile = B + n0;
+  const bool interior = m0 + kBM <= M && n0 + kBN <= N && (kVec == 1 || (a_vec && b_vec)) &&
+                        OffsetsFitInt(N, K);
+  const float* a_tile = t.A + static_cast<long long>(m0) * K;
+  const float* b_tile = t.B + n0;
   int stage = 0;
-#if CT_ILOOP
-  int step = step_begin;
-  if (interior) {
-    // Steps whose next tile is a whole one load it here, one branch-free basic block per step,
-    // through pointers (ptxas -O1 keeps the loads at the top of it; kernel-notes.md). The checked
-    // loop below takes the rest: the last step, and the one that loads a partial last tile.
-    const int k_next = (step_begin + 1) * CT_BK;
-    ChunkPtrs q = MakeChunkPtrs(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
-                                N, K);
-    const long long b_step = static_cast<long long>(CT_BK) * N;
-#if CT_SPLITK > 1
-    const int whole_end = min(K / CT_BK, step_end);  // steps whose tile is whole and this split's
-#else
-    const int whole_end = K / CT_BK;
-#endif
-    for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
-      LoadTilesStepped(tid, b_step, q, staging);
-      ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
-      StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+  if constexpr (kInteriorLoop) {
+    int step = steps.begin;
+    if (interior) {
+      // Steps whose next tile is a whole one load it here, one branch-free basic block per step,
+      // through pointers (ptxas -O1 keeps the loads at the top of it; kernel-notes.md). The
+      // checked loop below takes the rest: the last step, and the one that loads a partial last
+      // tile.
+      const int k_next = (steps.begin + 1) * kBK;
+      ChunkPtrs q = MakeChunkPtrs(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N,
+                                  tid, N, K);
+      const long long b_step = static_cast<long long>(kBK) * N;
+      // Steps whose tile is whole (and this split's).
+      const int whole_end = kSplitK > 1 ? min(K / kBK, steps.end) : K / kBK;
+      for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
+        LoadTilesStepped(tid, b_step, q, staging);
+        ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
+        StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+        __syncthreads();
+        stage ^= 1;
+      }
+    }
+    // Edge blocks, and the last steps of interior ones: checked loads.
+    for (; step < steps.end; ++step) {
+      const bool more = step + 1 < steps.end;
+      if (more) LoadTiles(t, (step + 1) * kBK, staging);
+      ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
+      if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
+      __syncthreads();
+      stage ^= 1;
+    }
+  } else {
+    const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
+    for (int step = steps.begin; step < steps.end; ++step) {
+      const bool more = step + 1 < steps.end;
+      const int k_next = (step + 1) * kBK;
+      // The next tile's global loads are in flight while this tile's math runs.
+      if (more) {
+        if (interior && k_next + kBK <= K) {
+          LoadTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+                            offsets, staging);
+        } else {
+          LoadTiles(t, k_next, staging);
+        }
+      }
+      ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
+      // The other stage was last read before the previous barrier, so it is free to overwrite.
+      if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
       __syncthreads();
       stage ^= 1;
     }
   }
-  // Edge blocks, and the last steps of interior ones: checked loads.
-  for (; step < step_end; ++step) {
-    const bool more = step + 1 < step_end;
-    if (more) LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
-    ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
-    if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
-    __syncthreads();
-    stage ^= 1;
+  CopyAccumulators(acc, accum);
+}
+
+// cp.async, kStages shared-memory stages (stages > 0): tiles step .. step + STAGES - 2 are in
+// flight while step's math runs. One group is committed per tile slot (empty past the end), so
+// "all but STAGES - 2 groups done" means tile `step` has landed for this thread; the barrier then
+// makes every thread's copies visible and frees the stage read in the previous step for the next
+// copy. A moves element by element (a_vec is not used). Never split (split-K needs db=1).
+__device__ __forceinline__ void MultistageMainLoop(const BlockTile& t, int steps, float* smem,
+                                                   Accumulators& accum) {
+  Accumulators acc;
+  CopyAccumulators(accum, acc);
+  const int M = t.M, N = t.N, K = t.K, m0 = t.m0, n0 = t.n0, tid = t.tid;
+  const bool b_vec = t.b_vec;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) CopyTiles(t, s * kBK, smem + s * kStageElems);
+    CopyCommit();
   }
-#else
-  const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
-  for (int step = step_begin; step < step_end; ++step) {
-    const bool more = step + 1 < step_end;
-    const int k_next = (step + 1) * CT_BK;
-    // The next tile's global loads are in flight while this tile's math runs.
-    if (more) {
-      if (interior && k_next + CT_BK <= K) {
-        LoadTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
-                          offsets, staging);
+  // Blocks whose tiles lie wholly inside the matrices copy without bounds checks until the
+  // last, partial K step.
+  const bool interior = m0 + kBM <= M && n0 + kBN <= N && b_vec && OffsetsFitInt(N, K);
+  const CopyOffsets offsets = MakeCopyOffsets(tid, N, K);
+  const float* a_tile = t.A + static_cast<long long>(m0) * K;
+  const float* b_tile = t.B + n0;
+  int read_stage = 0;
+  int write_stage = kStages - 1;
+  for (int step = 0; step < steps; ++step) {
+    CopyWait<kStages - 2>();
+    __syncthreads();
+    if (step + kStages - 1 < steps) {
+      const int k_next = (step + kStages - 1) * kBK;
+      if (interior && k_next + kBK <= K) {
+        CopyTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+                          offsets, smem + write_stage * kStageElems);
       } else {
-        LoadTiles(A, B, M, N, K, m0, n0, k_next, tid, a_vec, b_vec, staging);
+        CopyTiles(t, k_next, smem + write_stage * kStageElems);
       }
     }
-    ComputeTile(smem + stage * kStageElems, trow, tcol, acc);
-    // The other stage was last read before the previous barrier, so it is free to overwrite.
-    if (more) StoreTiles(smem + (stage ^ 1) * kStageElems, tid, staging);
-    __syncthreads();
-    stage ^= 1;
+    CopyCommit();
+    ComputeTile(smem + read_stage * kStageElems, t.trow, t.tcol, acc);
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
   }
-#endif  // CT_ILOOP
-#else
-  for (int step = 0; step < steps; ++step) {
-    ComputeTile(smem, trow, tcol, acc);
-    if (step + 1 < steps) {
-      __syncthreads();
-      LoadTiles(A, B, M, N, K, m0, n0, (step + 1) * CT_BK, tid, a_vec, b_vec, staging);
-      StoreTiles(smem, tid, staging);
-      __syncthreads();
-    }
-  }
-#endif
-#endif  // CT_STAGES
+  CopyAccumulators(acc, accum);
+}
 
-#if CT_SPLITK > 1
-  // Splits after the first add to what the earlier ones wrote, in split order. The counter is
-  // read with acquire by one thread; the barrier passes its view on to the block (the pattern of
-  // CUTLASS's serial split-K), and C is read past L1 (ld.global.cg).
-  // A grid that does not split (more C tiles than turn counters, or one K step) leaves the
-  // counters alone: `tile` may lie past their end.
-  unsigned int* const turn = &cutune_splitk_turn[splits > 1 ? tile : 0];
-  const bool accumulate = split > 0;
-  if (accumulate) {
-    if (tid == 0) {
-      while (LoadAcquire(turn) != static_cast<unsigned int>(split)) __nanosleep(100);
-    }
-    __syncthreads();
-  }
-#else
-  constexpr bool accumulate = false;
-#endif
-  const bool c_vec = CT_TN % 4 == 0 && N % 4 == 0 && Aligned16(C);
+// ---- Epilogues: the register tile -> C -------------------------------------------------------
+
+// acc -> C, or added to what C holds (`accumulate`: a later split of split-K, C read past L1).
+__device__ __forceinline__ void StoreTile(float* __restrict__ C, int M, int N, int m0, int n0,
+                                          int trow, int tcol, bool accumulate,
+                                          const Accumulators& acc) {
+  const bool c_vec = kTN % 4 == 0 && N % 4 == 0 && IsAligned<16>(C);
 #pragma unroll
-  for (int i = 0; i < CT_TM; ++i) {
-    const int gm = m0 + trow * CT_TM + i;
+  for (int i = 0; i < kTM; ++i) {
+    const int gm = m0 + trow * kTM + i;
     if (gm >= M) continue;
     float* c_row = C + static_cast<long long>(gm) * N;
-    if constexpr (CT_TN % 4 == 0) {
+    if constexpr (kTN % 4 == 0) {
 #pragma unroll
-      for (int j = 0; j < CT_TN; j += 4) {
+      for (int j = 0; j < kTN; j += 4) {
         const int gn = n0 + ThreadCol(tcol, j);
         if (c_vec && gn + 4 <= N) {
           float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
@@ -760,18 +826,85 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
       }
     } else {
 #pragma unroll
-      for (int j = 0; j < CT_TN; ++j) {
+      for (int j = 0; j < kTN; ++j) {
         const int gn = n0 + ThreadCol(tcol, j);
         if (gn < N) c_row[gn] = accumulate ? acc[i][j] + __ldcg(c_row + gn) : acc[i][j];
       }
     }
   }
+}
+
 #if CT_SPLITK > 1
-  // Every thread's C writes come before the hand-over (barrier, then a release store).
-  if (splits > 1) {
+// The turn counter's accesses: an acquire load and a release store at GPU scope.
+__device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
+  unsigned int v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void StoreRelease(unsigned int* p, unsigned int v) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// Split-K hand-over: splits after the first add to what the earlier ones wrote, in split order,
+// so results do not vary from run to run. The turn counter is read with acquire by one thread;
+// the barrier passes its view on to the block (the pattern of CUTLASS's serial split-K), and C is
+// read past L1 (ld.global.cg). A grid that does not split (more C tiles than turn counters, or one
+// K step) leaves the counters alone: `tile` may lie past their end.
+__device__ __forceinline__ void SplitKStoreTile(float* __restrict__ C, int M, int N, int m0, int n0,
+                                                int tid, int trow, int tcol, const TileSplit& ts,
+                                                const Accumulators& acc) {
+  unsigned int* const turn = &cutune_splitk_turn[ts.splits > 1 ? ts.tile : 0];
+  const bool accumulate = ts.split > 0;
+  if (accumulate) {
+    if (tid == 0) {
+      while (LoadAcquire(turn) != static_cast<unsigned int>(ts.split)) __nanosleep(100);
+    }
     __syncthreads();
-    if (tid == 0) StoreRelease(turn, split + 1u == splits ? 0u : split + 1u);
   }
+  StoreTile(C, M, N, m0, n0, trow, tcol, accumulate, acc);
+  // Every thread's C writes come before the hand-over (barrier, then a release store).
+  if (ts.splits > 1) {
+    __syncthreads();
+    if (tid == 0) StoreRelease(turn, ts.split + 1u == ts.splits ? 0u : ts.split + 1u);
+  }
+}
+#endif
+
+}  // namespace
+
+// The dispatcher: where this block and thread work, then the candidate's main loop and epilogue.
+extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
+                                                    const float* __restrict__ B,
+                                                    float* __restrict__ C, int M, int N, int K) {
+  extern __shared__ float4 smem4[];  // float4 for 16-byte alignment of every stage
+  float* smem = reinterpret_cast<float*>(smem4);
+
+  const int tiles_n = CeilDiv<kBN>(N);
+  const TileSplit ts = BlockTileSplit(M, tiles_n);
+  const int m0 = (ts.tile / tiles_n) * kBM;
+  const int n0 = (ts.tile % tiles_n) * kBN;
+  const int tid = threadIdx.x;
+  const ThreadTile thread = ThreadTileOf(tid);
+  const bool a_vec = kVec == 4 && K % 4 == 0 && IsAligned<16>(A);
+  const bool b_vec = kVec == 4 && N % 4 == 0 && IsAligned<16>(B);
+  const BlockTile t{A, B, M, N, K, m0, n0, tid, thread.row, thread.col, a_vec, b_vec};
+
+  Accumulators acc;
+  ZeroAccumulators(acc);
+  const int steps = CeilDiv<kBK>(K);
+  if constexpr (kStages > 0) {
+    MultistageMainLoop(t, steps, smem, acc);
+  } else if constexpr (kDoubleBuffer) {
+    PipelinedMainLoop(t, SplitSteps(steps, ts), smem, acc);
+  } else {
+    SingleStageMainLoop(t, steps, smem, acc);
+  }
+
+  // The turn counters exist only in split-K modules.
+#if CT_SPLITK > 1
+  SplitKStoreTile(C, M, N, m0, n0, tid, thread.row, thread.col, ts, acc);
+#else
+  StoreTile(C, M, N, m0, n0, thread.row, thread.col, /*accumulate=*/false, acc);
 #endif
 }
 

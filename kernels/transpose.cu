@@ -54,16 +54,7 @@
 #endif
 
 #define CT_THREADS ((CT_TILE / CT_VEC) * CT_ROWS)
-// minb=0 means no minimum. Blocks over 256 threads still tell ptxas their size, since they
-// cannot have 255 registers per thread; smaller ones carry no bounds, because with bounds ptxas
-// trades registers for occupancy on its own and may spill.
-#if CT_MINB > 0
-#define CT_BOUNDS __launch_bounds__(CT_THREADS, CT_MINB)
-#elif CT_THREADS > 256
-#define CT_BOUNDS __launch_bounds__(CT_THREADS)
-#else
-#define CT_BOUNDS
-#endif
+#include "common.cuh"  // CT_BOUNDS, IsAligned
 
 namespace {
 
@@ -88,7 +79,7 @@ __device__ __forceinline__ int Slot4(int c, int s) {
 }
 
 __device__ __forceinline__ bool Aligned(const void* p) {
-  return (reinterpret_cast<unsigned long long>(p) & (CT_VEC * sizeof(float) - 1)) == 0;
+  return IsAligned<CT_VEC * sizeof(float)>(p);
 }
 
 // Reads VEC consecutive floats starting at column c of a row holding n; zero beyond n.

@@ -6,6 +6,10 @@
   grid_tool.py missing TABLE FAMILY SHAPE GRID  distinct winners of the GRID shapes (a table
                                                 with rows) not yet measured at SHAPE, one
                                                 `NAME=V,...` per line for `cutune sweep --candidates`
+  grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners of these kernel sources only
+                                                (HASH: a prefix, as `cutune space show FAMILY`
+                                                prints it), written to OUT: a shipped table holds
+                                                no winner an older kernel source measured
 """
 import json
 import os
@@ -80,6 +84,27 @@ def missing(table_path, family, shape_text, grid_file):
             print(params)
 
 
+def current(table_path, out_path, *hashes):
+    wanted = dict(h.split("=", 1) for h in hashes)
+    with open(table_path) as f:
+        table = json.load(f)
+    kept = dropped = 0
+    for device in table.get("devices", []):
+        winners = []
+        for w in device.get("winners", []):
+            prefix = wanted.get(w["family"])
+            if prefix is None or w["source_hash"].startswith(prefix):
+                winners.append(w)
+            else:
+                dropped += 1
+        kept += len(winners)
+        device["winners"] = winners
+    with open(out_path, "w") as f:
+        json.dump(table, f, indent=1)
+        f.write("\n")
+    print(f"kept {kept} winners, dropped {dropped} of other kernel sources", file=sys.stderr)
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "best" and len(sys.argv) == 3:
@@ -88,5 +113,7 @@ if __name__ == "__main__":
         compare(sys.argv[2])
     elif command == "missing" and len(sys.argv) == 6:
         missing(*sys.argv[2:])
+    elif command == "current" and len(sys.argv) >= 5:
+        current(*sys.argv[2:])
     else:
         sys.exit(__doc__)

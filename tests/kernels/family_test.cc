@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,7 @@ namespace {
 
 using ::testing::Contains;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::Optional;
 
 DeviceLimits Limits(std::string_view arch) {
@@ -503,6 +505,23 @@ TEST(SourceTest, HashesAreStableAndDistinct) {
   }
   EXPECT_THAT(std::string(SupportSource()), HasSubstr(std::string(kFillName)));
   EXPECT_THAT(std::string(SupportSource()), HasSubstr(std::string(kCompareName)));
+}
+
+// NVRTC has no file system and clients receive the source as text: embed.cmake writes
+// kernels/common.cuh into each source that includes it, which also puts the header under
+// source_hash(). The #line directives keep diagnostics pointing at the files themselves.
+TEST(SourceTest, EmbeddedSourcesInlineTheSharedHeader) {
+  for (const KernelFamily* family : {&MatmulFamily(), &TransposeFamily()}) {
+    SCOPED_TRACE(std::string(family->name()));
+    const std::string source(family->source());
+    EXPECT_THAT(source, HasSubstr("\n#line 1 \"common.cuh\"\n"));
+    EXPECT_THAT(source, HasSubstr("#define CUTUNE_KERNELS_COMMON_CUH_"));
+    EXPECT_THAT(source, HasSubstr("\"" + std::string(family->name()) + ".cu\""));
+    for (absl::string_view line : absl::StrSplit(source, '\n')) {
+      EXPECT_FALSE(absl::StartsWith(line, "#include \"")) << line;
+    }
+  }
+  EXPECT_THAT(std::string(SupportSource()), Not(HasSubstr("common.cuh")));
 }
 
 TEST(DeviceLimitsTest, KnownArchitectures) {
