@@ -120,10 +120,65 @@ TEST_F(CliTest, VersionAsksTheDaemonForItsVersionAndApiLevel) {
   EXPECT_EQ(r.out, "cutune " CUTUNE_VERSION "\ncutuned " CUTUNE_VERSION " at " + daemon_->target() +
                        ": API level 1, role admin (no tokens required), no GPU (serves tables)\n");
   EXPECT_EQ(r.err, "");
-  // The connection options at the top level serve --version only.
-  RunResult misplaced = RunLocal({"--server", daemon_->target(), "devices"});
-  EXPECT_EQ(misplaced.exit_code, kUsage);
-  EXPECT_THAT(misplaced.err, HasSubstr("--server requires --version"));
+}
+
+// As git and kubectl: `cutune --server H devices` is `cutune devices --server H`.
+TEST_F(CliTest, ConnectionOptionsGoBeforeOrAfterTheCommand) {
+  const std::string nowhere = "unix:" + (tmp_.path() / "nobody.sock").string();
+  RunResult before = RunLocal({"--server", daemon_->target(), "--timeout", "5", "devices"});
+  EXPECT_EQ(before.exit_code, kOk) << before.err;
+  EXPECT_THAT(before.out, HasSubstr("cutuned at " + daemon_->target()));
+  RunResult nested = RunLocal({"--server", daemon_->target(), "table", "export", "-o",
+                               (tmp_.path() / "t.json").string()});
+  EXPECT_EQ(nested.exit_code, kOk) << nested.err;
+  // Both given: the one after the command wins.
+  EXPECT_EQ(RunLocal({"--server", nowhere, "devices", "--server", daemon_->target()}).exit_code,
+            kOk);
+  EXPECT_EQ(RunLocal({"--server", daemon_->target(), "devices", "--server", nowhere}).exit_code,
+            kUnavailable);
+  // A local command talks to no daemon, and a command's own exclusions hold.
+  RunResult local = RunLocal({"--server", daemon_->target(), "space", "show", "transpose"});
+  EXPECT_EQ(local.exit_code, kUsage);
+  EXPECT_THAT(local.err, HasSubstr("--server: `space show` runs here and talks to no daemon"));
+  RunResult excluded =
+      RunLocal({"--server", daemon_->target(), "get", "transpose", "--shape", "8192x8192",
+                "--table", (AssetsDir() / "tables" / "h200_fixture.json").string()});
+  EXPECT_EQ(excluded.exit_code, kUsage);
+  EXPECT_THAT(excluded.err, HasSubstr("excludes"));
+}
+
+TEST_F(CliTest, TimeoutMustBeAtLeastAMillisecond) {
+  for (const char* bad : {"0", "-1", "0.0000001", "abc", "1e300"}) {
+    for (bool top : {false, true}) {
+      std::vector<std::string> args = {"devices"};
+      args.insert(top ? args.begin() : args.end(), {"--timeout", bad});
+      RunResult r = RunLocal(args);
+      EXPECT_EQ(r.exit_code, kUsage) << bad;
+      EXPECT_THAT(r.err, StartsWith("--timeout: ")) << bad;
+      EXPECT_LT(r.err.size(), 200u) << r.err;  // no 300-digit range
+    }
+  }
+  EXPECT_THAT(RunLocal({"devices", "--timeout", "0"}).err,
+              HasSubstr("must be a positive number of seconds, got 0"));
+  EXPECT_THAT(RunLocal({"devices", "--timeout", "0.0000001"}).err,
+              HasSubstr("must be at least 0.001 s (1 ms)"));
+  EXPECT_EQ(Run({"devices", "--timeout", "0.5"}).exit_code, kOk);
+}
+
+TEST_F(CliTest, AnUnknownCommandIsNamedAndTheCommandsListed) {
+  RunResult r = RunLocal({"frobnicate"});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_THAT(r.err, StartsWith("unknown command 'frobnicate' (commands: devices, get, results, "
+                                "jobs, cancel, sweep, table, report, space)\n"));
+  RunResult nested = RunLocal({"table", "frob"});
+  EXPECT_EQ(nested.exit_code, kUsage);
+  EXPECT_THAT(nested.err, StartsWith("unknown command 'table frob' (commands: export, import, "
+                                     "diff)\n"));
+  EXPECT_THAT(RunLocal({}).err, StartsWith("a command is required (commands: devices, "));
+  EXPECT_THAT(RunLocal({"space"}).err, StartsWith("`space` needs a command (commands: show, "));
+  // A command's own stray argument is still CLI11's message about that argument.
+  EXPECT_THAT(RunLocal({"space", "show", "transpose", "extra"}).err,
+              HasSubstr("not expected: extra"));
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
@@ -415,6 +470,14 @@ TEST_F(CliTest, ImportOfABadTableNamesTheProblem) {
   RunResult missing = Run({"table", "import", (tmp_.path() / "none.json").string()});
   EXPECT_EQ(missing.exit_code, kFailure);
   EXPECT_THAT(missing.err, HasSubstr("cannot read"));
+}
+
+TEST_F(CliTest, TableDiffNamesItsTwoFiles) {
+  const std::string a = (AssetsDir() / "tables/h200_fixture.json").string();
+  RunResult r = RunLocal({"table", "diff", a});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_THAT(r.err, StartsWith("NEW is required"));
+  EXPECT_THAT(RunLocal({"table", "diff", "--help"}).out, HasSubstr("OLD NEW"));
 }
 
 TEST_F(CliTest, TableDiffExitCodes) {
