@@ -211,6 +211,7 @@ int Get(const GetOptions& options) {
 struct ResultsOptions : ServerOptions {
   ProblemOptions problem;
   int top = 20;
+  bool csv = false;
 };
 
 int Results(const ResultsOptions& options) {
@@ -225,6 +226,10 @@ int Results(const ResultsOptions& options) {
   if (!status.ok()) return ReportError(status);
   if (options.json) return PrintJson(ResultsReportOf(request.problem(), response));
   std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
+  if (options.csv) {
+    std::cout << ResultsCsv(rows);
+    return kExitOk;
+  }
   std::cout << Describe(request.problem()) << " on "
             << (response.device_model().empty() ? "(no device)" : response.device_model()) << ": "
             << rows.size() << " rows\n";
@@ -318,7 +323,11 @@ void AddQueryCommands(CLI::App& app, Context& context) {
     cmd->add_option("--top", options->top, "Rows in the ranked table (0: all)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
-    cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
+    auto* json = cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
+    cmd->add_flag("--csv", options->csv,
+                  "CSV: a header, then every row in parameter order (one column per parameter, "
+                  "rank by time, outcome, figures, reason)")
+        ->excludes(json);
     AddConnectionOptions(cmd, options->connection);
     cmd->callback(
         [&context, options] { context.action = [options] { return Results(*options); }; });

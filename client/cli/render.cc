@@ -54,6 +54,28 @@ std::string Table::Render() const {
   return out;
 }
 
+std::string CsvRecord(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string& field = fields[i];
+    if (i) out += ',';
+    const bool quote = field.find_first_of(",\"\r\n") != std::string::npos ||
+                       (!field.empty() && (field.front() == ' ' || field.back() == ' '));
+    if (!quote) {
+      out += field;
+      continue;
+    }
+    out += '"';
+    for (char c : field) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '\n';
+  return out;
+}
+
 ProgressBar::ProgressBar(bool enabled) : enabled_(enabled) {}
 
 ProgressBar::~ProgressBar() { Finish(); }

@@ -25,6 +25,11 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// One CSV record with RFC 4180 quoting: a field holding a comma, a double quote, a line break
+// or leading/trailing space is quoted, its quotes doubled. Records end in "\n" (not RFC 4180's
+// CRLF: the files are for diff, grep and spreadsheets alike).
+std::string CsvRecord(const std::vector<std::string>& fields);
+
 // "[#######.....]  42/400  10.5%  ETA 3s  best 123.4 us" redrawn in place on a terminal, cut to
 // its width (a wrapped line could not be redrawn); silent when stdout is not one (CI logs and
 // pipes stay clean). A batch puts its own state before the bar with `prefix`.

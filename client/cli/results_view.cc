@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
@@ -54,6 +55,52 @@ std::string RankedTable(const std::vector<pb::Measurement>& rows, int top) {
                std::to_string(row->spill_store_bytes() + row->spill_load_bytes())});
   }
   return table.empty() ? std::string("no valid candidate\n") : table.Render();
+}
+
+std::string ResultsCsv(const std::vector<pb::Measurement>& rows) {
+  std::set<std::string> names;
+  for (const pb::Measurement& row : rows) {
+    for (const auto& [name, value] : row.params()) names.insert(name);
+  }
+  std::map<const pb::Measurement*, int> rank;
+  int next = 0;
+  for (const pb::Measurement* row : Ranked(rows, 0)) rank[row] = ++next;
+  std::vector<const pb::Measurement*> ordered;
+  for (const pb::Measurement& row : rows) ordered.push_back(&row);
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const pb::Measurement* a, const pb::Measurement* b) {
+                     return ParamsOf(*a) < ParamsOf(*b);
+                   });
+  std::vector<std::string> header(names.begin(), names.end());
+  for (const char* column :
+       {"rank", "outcome", "time_us", "rel_spread", "gbps", "tflops", "percent_of_reference",
+        "registers", "shared_bytes", "spill_store_bytes", "spill_load_bytes", "samples",
+        "compile_ms", "reason"}) {
+    header.push_back(column);
+  }
+  std::string out = CsvRecord(header);
+  for (const pb::Measurement* row : ordered) {
+    std::vector<std::string> fields;
+    for (const std::string& name : names) {
+      auto it = row->params().find(name);
+      fields.push_back(it == row->params().end() ? "" : absl::StrCat(it->second));
+    }
+    auto ranked = rank.find(row);
+    fields.push_back(ranked == rank.end() ? "" : absl::StrCat(ranked->second));
+    fields.push_back(OutcomeLabel(row->outcome()));
+    for (double figure : {row->time_us(), row->rel_spread(), row->gbps(), row->tflops(),
+                          row->percent_of_reference()}) {
+      fields.push_back(absl::StrCat(figure));
+    }
+    for (int32_t figure : {row->registers(), row->shared_bytes(), row->spill_store_bytes(),
+                           row->spill_load_bytes(), row->samples()}) {
+      fields.push_back(absl::StrCat(figure));
+    }
+    fields.push_back(absl::StrCat(row->compile_ms()));
+    fields.push_back(row->detail().substr(0, row->detail().find('\n')));
+    out += CsvRecord(fields);
+  }
+  return out;
 }
 
 std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows) {

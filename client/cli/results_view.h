@@ -27,6 +27,12 @@ std::vector<const pb::Measurement*> Ranked(const std::vector<pb::Measurement>& r
 // "#  parameters  time (us)  spread  GB/s  % of ref  regs  smem  spills", fastest first.
 std::string RankedTable(const std::vector<pb::Measurement>& rows, int top);
 
+// `results --csv`: a header row, then one row per candidate in parameter order (stable from run
+// to run, so two exports diff line by line): one column per parameter, then `rank` (by time
+// among the ok rows; empty for rejected ones), outcome, the figures and the first line of the
+// detail.
+std::string ResultsCsv(const std::vector<pb::Measurement>& rows);
+
 struct RejectedGroup {
   pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
   std::string reason;  // first line of the rows' detail

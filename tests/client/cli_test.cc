@@ -9,6 +9,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/report.h"
 #include "cutune/v1/cli.pb.h"
@@ -45,6 +46,35 @@ std::string Cutune() { return (BinDir() / "cutune").string(); }
     return ::testing::AssertionFailure() << "not one line: " << r.err;
   }
   return ::testing::AssertionSuccess();
+}
+
+// RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        records.back().back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        records.back().back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().emplace_back();
+    } else if (c == '\n') {
+      records.emplace_back(1);
+    } else {
+      records.back().back() += c;
+    }
+  }
+  if (records.back() == std::vector<std::string>(1)) records.pop_back();  // after the last \n
+  return records;
 }
 
 class CliTest : public ::testing::Test {
@@ -372,6 +402,43 @@ TEST_F(CliTest, ResultsRankedTableAndRejectedByReason) {
   EXPECT_FALSE(parsed["rows"][0].contains("spill_bytes"));
 }
 
+TEST_F(CliTest, ResultsCsvHasAHeaderAndOneRowPerCandidateInParameterOrder) {
+  RunResult r = Run({"results", "transpose", "--shape", "8192x8192", "--csv"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  const auto records = ParseCsv(r.out);
+  ASSERT_EQ(records.size(), 37u);  // the header and the 36 rows, whatever --top says
+  EXPECT_EQ(absl::StrJoin(records[0], ","),
+            "minb,pad,rows,smem,swizzle,tile,vec,rank,outcome,time_us,rel_spread,gbps,tflops,"
+            "percent_of_reference,registers,shared_bytes,spill_store_bytes,spill_load_bytes,"
+            "samples,compile_ms,reason");
+  std::vector<std::vector<int64_t>> params;
+  int winners = 0;
+  for (size_t i = 1; i < records.size(); ++i) {
+    ASSERT_EQ(records[i].size(), records[0].size()) << i;
+    std::vector<int64_t> values;
+    for (int p = 0; p < 7; ++p) values.push_back(std::stoll(records[i][p]));
+    params.push_back(values);
+    if (records[i][7] == "1") {  // the winner of the ranked table
+      ++winners;
+      EXPECT_EQ(absl::StrJoin(std::vector<std::string>(records[i].begin(), records[i].begin() + 7),
+                              ","),
+                "0,1,8,1,0,64,1");
+      EXPECT_EQ(records[i][8], "ok");
+      EXPECT_EQ(records[i][9], "145.12");
+    }
+    if (records[i][8] != "ok") {
+      EXPECT_EQ(records[i][7], "") << "a rejected row has no rank";
+      EXPECT_FALSE(records[i].back().empty());
+    }
+  }
+  EXPECT_EQ(winners, 1);
+  EXPECT_TRUE(std::is_sorted(params.begin(), params.end()));
+  // The same text every time: diff-friendly.
+  EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv"}).out, r.out);
+  EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv", "--json"}).exit_code,
+            kUsage);
+}
+
 // --- tables
 // ---------------------------------------------------------------------------------------
 
@@ -581,6 +648,31 @@ TEST_F(CliTest, SpaceShowAndCompile) {
   EXPECT_TRUE(first.contains("spill_store_bytes"));
   EXPECT_TRUE(first.contains("spill_load_bytes"));
   EXPECT_EQ(compile.err.find("\033[K"), std::string::npos);  // no bar when not a terminal
+
+  // --top N: the first N candidates in space order, in every format; the summary counts all.
+  RunResult csv = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--csv", "--top",
+                            "5"},
+                           {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
+  ASSERT_EQ(csv.exit_code, kOk) << csv.err;
+  const auto records = ParseCsv(csv.out);
+  ASSERT_EQ(records.size(), 6u) << csv.out;
+  EXPECT_EQ(absl::StrJoin(records[0], ","),
+            "index,minb,pad,rows,smem,swizzle,tile,vec,outcome,registers,shared_bytes,stack_bytes,"
+            "spill_store_bytes,spill_load_bytes,reason");
+  for (int i = 0; i < 5; ++i) {
+    const Json& candidate = compiled["candidates"][i];
+    EXPECT_EQ(records[i + 1][0], std::to_string(i));
+    EXPECT_EQ(records[i + 1][6], candidate["params"]["tile"].get<std::string>());
+    EXPECT_EQ(records[i + 1][9], std::to_string(candidate["registers"].get<int>()));
+  }
+  RunResult top = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--top", "2",
+                            "--json"},
+                           {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
+  ASSERT_EQ(top.exit_code, kOk) << top.err;
+  Json two = Json::parse(top.out);
+  EXPECT_EQ(two["candidates"].size(), 2u);
+  EXPECT_EQ(two["candidates"][1]["params"], compiled["candidates"][1]["params"]);
+  EXPECT_EQ(two["summary"]["candidates"], compiled["summary"]["candidates"]);
 }
 
 // --- report
