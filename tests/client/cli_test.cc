@@ -264,6 +264,15 @@ TEST_F(CliTest, DevicesOnATableServer) {
   Json parsed = Json::parse(j.out);
   EXPECT_TRUE(parsed["devices"].empty());
   EXPECT_FALSE(parsed["no_gpu_reason"].get<std::string>().empty());
+  // What a table server answers for: the device models of its tables.
+  EXPECT_THAT(r.out, HasSubstr("tuning tables hold (ask with --model NAME):\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nNVIDIA H200  9.0  132"));
+  EXPECT_THAT(r.out, HasSubstr("        3  matmul, transpose\n"));
+  ASSERT_EQ(parsed["table_models"].size(), 1u);
+  EXPECT_EQ(parsed["table_models"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(parsed["table_models"][0]["compute_capability"], "9.0");
+  EXPECT_EQ(parsed["table_models"][0]["winners"], "3");
+  EXPECT_EQ(parsed["table_models"][0]["families"], Json::array({"matmul", "transpose"}));
 }
 
 TEST_F(CliTest, GetExactAnswerFromTheFixtureTable) {
@@ -437,6 +446,41 @@ TEST_F(CliTest, ResultsCsvHasAHeaderAndOneRowPerCandidateInParameterOrder) {
   EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv"}).out, r.out);
   EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv", "--json"}).exit_code,
             kUsage);
+}
+
+// The fixture's 16384x16384 winner came from a table without its sweep: no rows here, yet
+// `get` answers it exactly; `results` shows that winner, said to be imported, with provenance.
+TEST_F(CliTest, ResultsOfAnImportedWinnerWithoutRowsShowsTheWinner) {
+  RunResult r = Run({"results", "transpose", "--shape", "16384x16384"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_EQ(r.out,
+            "transpose 16384x16384 f32 on NVIDIA H200: 0 rows\n"
+            "no rows measured here; the tuning table's winner for this shape (what `cutune get` "
+            "answers):\n"
+            "params:   minb=0,pad=1,rows=8,smem=1,swizzle=0,tile=64,vec=1\n"
+            "time:     571.77 us, 3755.9 GB/s, 95.1% of reference\n"
+            "winner:   from an imported table; tuned with driver 13000, NVRTC 13.0, source "
+            "fixture-transpos, space version 1\n"
+            "warning:  stale: kernel source hash differs (tuned fixture-tran, current " +
+                kernels::TransposeFamily().source_hash().substr(0, 12) + ")\n"
+            "warning:  stale: space version 1 != " +
+                std::to_string(kernels::TransposeFamily().space_version()) + "\n");
+  RunResult j = Run({"results", "transpose", "--shape", "16384x16384", "--json"});
+  ASSERT_EQ(j.exit_code, kOk) << j.err;
+  EXPECT_TRUE(InJsonDialect<pb::ResultsReport>(j.out));
+  const pb::ResultsReport report = ParseJsonAs<pb::ResultsReport>(j.out);
+  EXPECT_EQ(report.rows_size(), 0);
+  EXPECT_TRUE(report.winner().from_table());
+  EXPECT_EQ(report.winner().provenance().driver_version(), 13000);
+  EXPECT_EQ(report.winner().provenance().nvrtc_version(), "13.0");
+  EXPECT_EQ(report.winner().stale_size(), 2);
+  // A shape only a nearer one answers still has nothing of its own.
+  RunResult none = Run({"results", "transpose", "--shape", "1024x1024"});
+  EXPECT_THAT(none.out, HasSubstr("nothing measured for this problem"));
+  // With rows, the provenance of the winner follows the tables.
+  EXPECT_THAT(Run({"results", "transpose", "--shape", "8192x8192"}).out,
+              AllOf(HasSubstr("\nwinner:   from an imported table; tuned with driver 13000"),
+                    HasSubstr("warning:  stale: kernel source hash differs")));
 }
 
 // --- tables
@@ -811,6 +855,19 @@ TEST_F(CliBatchTest, ThreeShapesWithCommentsRunAndEndInOneSummary) {
   EXPECT_THAT(lines[4], StartsWith("1024x512  succeeded"));
   EXPECT_EQ(lines[5], "transpose: 3 shapes: 3 succeeded, 0 failed, 0 not finished");
   EXPECT_EQ(r.err.find("\033[K"), std::string::npos);  // no bar without a terminal
+}
+
+TEST_F(CliBatchTest, AMistypedModelIsNotFoundWithTheKnownModels) {
+  // On a GPU host the GPUs' models answer too: the message names them beside the tables'.
+  for (const char* command : {"get", "results"}) {
+    RunResult r = RunProgram(Cutune(), {command, "transpose", "--shape", "256x256", "--model",
+                                        "Fake GPUU", "--server", daemon_->target()});
+    EXPECT_EQ(r.exit_code, kNotFound) << command;
+    EXPECT_EQ(r.err,
+              "error: NOT_FOUND: no GPU and no tuning data for device model 'Fake GPUU' (GPUs "
+              "here: Fake GPU; tables hold: NVIDIA H200)\n")
+        << command;
+  }
 }
 
 TEST_F(CliBatchTest, ABadLineIsAnErrorBeforeAnythingIsQueued) {
