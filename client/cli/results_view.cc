@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/json.h"
 #include "client/cli/render.h"
 
@@ -101,6 +102,28 @@ std::string ResultsCsv(const std::vector<pb::Measurement>& rows) {
     out += CsvRecord(fields);
   }
   return out;
+}
+
+std::string NoValidCandidateReason(const pb::JobProgress& job) {
+  std::map<pb::Outcome, int64_t> counts;  // in the enum's order, not the map's
+  for (const auto& [name, count] : job.outcome_counts()) {
+    pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
+    if (count > 0 && pb::Outcome_Parse(name, &outcome) && outcome != pb::OUTCOME_OK) {
+      counts[outcome] += count;
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [outcome, count] : counts) {
+    std::string what = OutcomeLabel(outcome);
+    if (outcome == pb::OUTCOME_COMPILE_FAILED) what = "failed to compile";
+    std::replace(what.begin(), what.end(), '_', ' ');
+    parts.push_back(absl::StrCat(count, " ", what));
+  }
+  if (parts.empty()) {
+    return "the space has no candidate (every combination of --param values breaks a "
+           "constraint: see `cutune space show`)";
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 std::vector<RejectedGroup> Rejected(const std::vector<pb::Measurement>& rows) {

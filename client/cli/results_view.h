@@ -33,6 +33,10 @@ std::string RankedTable(const std::vector<pb::Measurement>& rows, int top);
 // detail.
 std::string ResultsCsv(const std::vector<pb::Measurement>& rows);
 
+// Why a finished sweep has no valid candidate, from its counts: "4 pruned, 2 failed to compile,
+// 1 wrong answer", or that the (narrowed) space has no candidate at all.
+std::string NoValidCandidateReason(const pb::JobProgress& job);
+
 struct RejectedGroup {
   pb::Outcome outcome = pb::OUTCOME_UNSPECIFIED;
   std::string reason;  // first line of the rows' detail

@@ -43,6 +43,7 @@ struct SweepOptions {
   std::string shapes_file;  // --shapes: a batch ("-": standard input)
   uint64_t seed = 0;
   int top = 10;
+  bool resume = false;
   bool no_wait = false;
   bool json = false;
 };
@@ -119,18 +120,57 @@ std::string Counts(const pb::JobProgress& p) {
   return out.empty() ? "none" : out;
 }
 
-int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
+// How long Ctrl-C waits for the cancelled state: a running job stops after its candidate in
+// flight, seconds at most; a second Ctrl-C (the default action again by then) does not wait.
+constexpr std::chrono::seconds kCancelWait{20};
+
+bool Finished(pb::JobProgress::State state) {
+  return state == pb::JobProgress::STATE_SUCCEEDED || state == pb::JobProgress::STATE_FAILED ||
+         state == pb::JobProgress::STATE_CANCELLED;
+}
+
+// The job's last progress once it has ended, waiting up to kCancelWait; its last state seen
+// otherwise.
+pb::JobProgress AwaitEnd(client::Connection& connection, const std::string& job_id) {
+  pb::WatchJobRequest watch;
+  watch.set_job_id(job_id);
+  auto context = connection.NewContext(kCancelWait);
+  auto reader = connection.stub().WatchJob(context.get(), watch);
+  pb::JobProgress progress, last;
+  while (reader->Read(&progress)) {
+    last = progress;
+    if (Finished(last.state())) break;
+  }
+  context->TryCancel();
+  reader->Finish();
+  return last;
+}
+
+// Ctrl-C: cancels the job this command started and says how it ended, with `resume_hint` (how
+// to continue from its rows) when it was cancelled.
+void CancelOnDaemon(client::Connection& connection, const std::string& job_id,
+                    const std::string& resume_hint) {
   pb::CancelJobRequest request;
   request.set_job_id(job_id);
   pb::CancelJobResponse response;
-  auto status = connection.Call(&pb::Tuner::Stub::CancelJob, request, &response);
-  if (!status.ok()) {
+  if (auto status = connection.Call(&pb::Tuner::Stub::CancelJob, request, &response);
+      !status.ok()) {
     ReportError(status);
-  } else {
-    std::cerr << "interrupted: job " << job_id << " "
-              << EnumLabel(response.state()) << "\n";
+    return;
   }
-  return kExitInterrupted;
+  // CancelJob answers at once; a running job is "running" until its candidate in flight ends.
+  pb::JobProgress last = AwaitEnd(connection, job_id);
+  if (!Finished(last.state())) {
+    std::cerr << "interrupted: job " << job_id << " is still stopping (cancelled on the daemon; "
+              << "the candidate in flight finishes first): see `cutune jobs`\n";
+  } else if (last.state() == pb::JobProgress::STATE_CANCELLED) {
+    std::cerr << absl::StrFormat("interrupted: job %s cancelled after %d of %d candidates; its "
+                                 "rows are kept%s\n",
+                                 job_id, last.done(), last.total(), resume_hint);
+  } else {
+    std::cerr << "interrupted: job " << job_id << " had already ended: "
+              << EnumLabel(last.state()) << "\n";
+  }
 }
 
 // The StartTuning request that every shape of the command shares (the shape is --shape's, and
@@ -163,6 +203,7 @@ absl::StatusOr<pb::StartTuningRequest> RequestOf(const SweepOptions& options) {
   }
   request.set_idempotency_key(options.idempotency_key);
   request.set_seed(options.seed);
+  request.set_resume(options.resume);
   return request;
 }
 
@@ -262,7 +303,11 @@ int Sweep(const SweepOptions& options) {
       bar.Update(progress.done(), progress.total(), Suffix(progress));
     });
   }
-  if (interrupted.load()) return CancelOnDaemon(connection, job_id);
+  if (interrupted.load()) {
+    CancelOnDaemon(connection, job_id,
+                   ": run the same command with --resume to continue from them");
+    return kExitInterrupted;
+  }
   if (!followed.status.ok()) return ReportError(connection.Convert(followed.status));
   if (!followed.got_any) {
     return ReportError(absl::InternalError(absl::StrCat("job ", job_id, ": no progress received")));
@@ -284,9 +329,13 @@ int Sweep(const SweepOptions& options) {
       return code;
     }
   } else {
-    std::cout << absl::StrFormat("%s on %s: %d of %d candidates in %.1f s (%s)\n",
+    std::cout << absl::StrFormat("%s on %s: %d of %d candidates%s in %.1f s (%s)\n",
                                  Describe(request.problem()), results.device_model(), last.done(),
-                                 last.total(), last.elapsed_seconds(), Counts(last));
+                                 last.total(),
+                                 last.resumed() > 0
+                                     ? absl::StrCat(" (", last.resumed(), " from earlier runs)")
+                                     : "",
+                                 last.elapsed_seconds(), Counts(last));
     if (last.reference_us() > 0) {
       std::cout << absl::StrFormat("reference: %s %.2f us\n", last.reference_name(),
                                    last.reference_us());
@@ -310,10 +359,14 @@ int Sweep(const SweepOptions& options) {
             tie.time_us());
       }
     }
-    std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+    // Nothing to rank and nothing rejected: the error line below says why.
+    if (!rows.empty()) {
+      std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+    }
   }
   if (!any_ok) {
-    std::cerr << "error: sweep job " << job_id << " found no valid candidate\n";
+    std::cerr << "error: sweep job " << job_id
+              << " found no valid candidate: " << NoValidCandidateReason(last) << "\n";
     return kExitNoResult;
   }
   return kExitOk;
@@ -440,7 +493,8 @@ int SweepBatch(const SweepOptions& options) {
       const std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
       if (Ranked(rows, 1).empty()) {
         entry.set_state(pb::BatchSweepShape::STATE_FAILED);
-        entry.set_error(absl::StrCat("sweep job ", job_id, " found no valid candidate"));
+        entry.set_error(absl::StrCat("sweep job ", job_id, " found no valid candidate: ",
+                                     NoValidCandidateReason(followed.last)));
       } else {
         entry.set_state(pb::BatchSweepShape::STATE_SUCCEEDED);
       }
@@ -457,7 +511,7 @@ int SweepBatch(const SweepOptions& options) {
       }
     }
   }
-  if (!interrupted_job.empty()) CancelOnDaemon(connection, interrupted_job);
+  if (!interrupted_job.empty()) CancelOnDaemon(connection, interrupted_job, "");
   CountShapes(report);
   // Refused before any shape started (no GPU, a bad option, no daemon): the error alone.
   if (!stopped.ok() && report.not_finished() == count &&
@@ -525,6 +579,10 @@ void AddSweepCommand(CLI::App& app, Context& context) {
   cmd->add_option("--top", options->top, "Rows in the final ranked table")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", options->resume,
+                "Continue an earlier sweep of this very request (cancelled with Ctrl-C, failed, "
+                "interrupted) from its stored rows; a finished one is answered as it is "
+                "(--shapes always resumes)");
   cmd->add_flag("--no-wait", options->no_wait, "Print the job id and return at once")
       ->excludes(shapes);
   cmd->add_flag("--json", options->json, "Machine-readable final result (no progress bar)");

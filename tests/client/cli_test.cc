@@ -6,6 +6,9 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <thread>
+
+#include <signal.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
@@ -868,6 +871,69 @@ TEST_F(CliBatchTest, AMistypedModelIsNotFoundWithTheKnownModels) {
               "here: Fake GPU; tables hold: NVIDIA H200)\n")
         << command;
   }
+}
+
+// Every combination of these breaks the threads-per-block constraint (64 x 32 > 1024).
+const std::vector<std::string> kNoCandidate = {"--param", "tile=64", "--param", "rows=32",
+                                               "--param", "vec=1"};
+
+TEST_F(CliBatchTest, ASweepWithoutAValidCandidateSaysWhyAndFails) {
+  std::vector<std::string> args = {"sweep", "transpose", "--shape", "256x256"};
+  args.insert(args.end(), kNoCandidate.begin(), kNoCandidate.end());
+  args.insert(args.end(), {"--server", daemon_->target()});
+  RunResult r = RunProgram(Cutune(), args);
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, AllOf(StartsWith("error: sweep job job-"),
+                           HasSubstr(" found no valid candidate: the space has no candidate "
+                                     "(every combination of --param values breaks a constraint")));
+  EXPECT_THAT(r.out, Not(HasSubstr("rejected: none")));
+  // In a batch the shape fails, with the same reason, and so does the batch.
+  std::ofstream(shapes_, std::ios::trunc) << "256x256\n";
+  std::vector<std::string> batch = {"sweep", "transpose", "--shapes", shapes_};
+  batch.insert(batch.end(), kNoCandidate.begin(), kNoCandidate.end());
+  batch.insert(batch.end(), {"--server", daemon_->target()});
+  RunResult b = RunProgram(Cutune(), batch);
+  EXPECT_EQ(b.exit_code, kFailure) << b.out << b.err;
+  EXPECT_THAT(b.out, AllOf(HasSubstr("256x256  failed"),
+                           HasSubstr("found no valid candidate: the space has no candidate")));
+}
+
+TEST(CliInterruptTest, CtrlCCancelsTheSweepWaitsForItAndSaysHowToResume) {
+  TempDir dir;
+  const std::string runs = (dir.path() / "runs.log").string();
+  auto daemon = Daemon::Start({"--worker", FakeWorker()}, {},
+                              {"FAKE_WORKER_RUN_LOG=" + runs, "FAKE_WORKER_RUN_MS=100"});
+  const std::vector<std::string> args = {"sweep",   "transpose", "--shape",   "512x512",
+                                         "--param", "tile=32,64", "--param", "rows=8,16",
+                                         "--server", daemon->target()};
+  auto measured = [&] {
+    std::ifstream in(runs);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  Running sweep(Cutune(), args);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (measured() < 5 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(measured(), 5);
+  kill(sweep.pid(), SIGINT);
+  RunResult r = sweep.Wait();
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("interrupted: job job-"), HasSubstr(" cancelled after "),
+                           HasSubstr("its rows are kept: run the same command with --resume")));
+  EXPECT_THAT(r.err, Not(HasSubstr("running")));
+  RunResult jobs = RunProgram(Cutune(), {"jobs", "--json", "--server", daemon->target()});
+  EXPECT_EQ(Json::parse(jobs.out)["jobs"][0]["state"], "STATE_CANCELLED");
+  // --resume measures only what the cancelled sweep had not.
+  std::vector<std::string> resume = args;
+  resume.insert(resume.end(), {"--resume", "--json"});
+  RunResult again = RunProgram(Cutune(), resume, {}, 120);
+  ASSERT_EQ(again.exit_code, kOk) << again.err;
+  const pb::SweepReport report = ParseJsonAs<pb::SweepReport>(again.out);
+  EXPECT_GE(report.job().resumed(), 5);
+  EXPECT_LT(report.job().resumed(), report.job().total());
+  EXPECT_EQ(report.job().done(), report.job().total());
 }
 
 TEST_F(CliBatchTest, ABadLineIsAnErrorBeforeAnythingIsQueued) {
