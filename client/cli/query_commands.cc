@@ -305,7 +305,10 @@ int Results(const ResultsOptions& options) {
     std::cout << TableWinner(*winner) << WinnerProvenance(*winner);
     return kExitOk;
   }
-  std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+  const size_t width = OutputColumns();
+  std::cout << "\n"
+            << RankedTable(rows, options.top, width) << "\n"
+            << RejectedSummary(rows, width);
   if (winner) std::cout << WinnerProvenance(*winner);
   return kExitOk;
 }

@@ -119,7 +119,7 @@ int CompileSpace(const CompileOptions& options) {
   }
   compiler::CachingCompiler compiler(std::move(cache));
   compiler::CompilePool pool(compiler, options.threads);
-  ProgressBar bar(!quiet && StdoutIsTerminal());
+  ProgressBar bar(!quiet);
   auto compiled =
       tuner::CompileSpace(**family, (*family)->default_space(), arch, pool,
                           [&](const tuner::CompileReport& report, size_t done, size_t total) {
@@ -179,6 +179,8 @@ int CompileSpace(const CompileOptions& options) {
     if (int code = PrintJson(report); code != kExitOk) return code;
   } else {
     Table table({"#", "parameters", "status", "regs", "smem", "stack", "spills", "ms", "note"});
+    table.DropFirst({7, 5, 6});  // on a narrow terminal: ms, stack, spills, then cut the note
+    table.Elastic(8, 12);
     for (size_t index = 0; index < listed; ++index) {
       const tuner::CompileReport& c = compiled->candidates[index];
       std::string note = c.outcome == Outcome::kOk ? (c.from_cache ? "cached" : "")
@@ -190,7 +192,7 @@ int CompileSpace(const CompileOptions& options) {
            std::to_string(c.resources.spill_store_bytes + c.resources.spill_load_bytes),
            FormatDouble(c.compile_ms, 1), note});
     }
-    std::cout << table.Render();
+    std::cout << table.Render(OutputColumns());
     if (listed < compiled->candidates.size()) {
       std::cout << "(the first " << listed << " of " << compiled->candidates.size()
                 << " candidates in space order; --top 0 lists all)\n";

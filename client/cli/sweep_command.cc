@@ -298,7 +298,7 @@ int Sweep(const SweepOptions& options) {
   Followed followed;
   {
     InterruptHandler handler;
-    ProgressBar bar(!options.json && StdoutIsTerminal());
+    ProgressBar bar(!options.json);
     followed = FollowJob(connection, job_id, [&](const pb::JobProgress& progress) {
       bar.Update(progress.done(), progress.total(), Suffix(progress));
     });
@@ -344,9 +344,10 @@ int Sweep(const SweepOptions& options) {
       const auto& p = last.phase_seconds();
       auto at = [&](const char* key) { return p.count(key) ? p.at(key) : 0.0; };
       std::cout << absl::StrFormat(
-          "time: wall %.1f s = NVRTC %.1f s over the compile threads (GPU idle %.1f s waiting), "
-          "prepare %.1f s, reference %.1f s, load %.1f s, verify %.1f s, timing %.1f s, finalists "
-          "%.1f s\n",
+          // Three short lines rather than one that a terminal would wrap.
+          "time: wall %.1f s; NVRTC %.1f s on the compile threads (GPU idle %.1f s waiting)\n"
+          "      prepare %.1f s, reference %.1f s, load %.1f s, verify %.1f s,\n"
+          "      timing %.1f s, finalists %.1f s\n",
           at("wall"), at("compile"), at("gpu_idle_compiling"), at("prepare"), at("reference"),
           at("load"), at("verify"), at("time"), at("finalists"));
     }
@@ -361,7 +362,10 @@ int Sweep(const SweepOptions& options) {
     }
     // Nothing to rank and nothing rejected: the error line below says why.
     if (!rows.empty()) {
-      std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+      const size_t width = OutputColumns();
+      std::cout << "\n"
+                << RankedTable(rows, options.top, width) << "\n"
+                << RejectedSummary(rows, width);
     }
   }
   if (!any_ok) {
@@ -373,6 +377,26 @@ int Sweep(const SweepOptions& options) {
 }
 
 // --- batch ------------------------------------------------------------------------------------
+
+// `parts` joined by spaces, a part that would pass `width` (0: no limit) starting an indented
+// line of its own: a terminal would wrap it mid-word.
+std::string Wrapped(const std::vector<std::string>& parts, size_t width) {
+  std::string out;
+  size_t line = 0;
+  for (const std::string& part : parts) {
+    if (out.empty()) {
+      out = part;
+      line = part.size();
+    } else if (width > 0 && line + 1 + part.size() > width) {
+      absl::StrAppend(&out, "\n      ", part);
+      line = 6 + part.size();
+    } else {
+      absl::StrAppend(&out, " ", part);
+      line += 1 + part.size();
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ReadShapesText(const std::string& path) {
   std::stringstream text;
@@ -432,7 +456,7 @@ int SweepBatch(const SweepOptions& options) {
   std::string interrupted_job;
   {
     InterruptHandler handler;
-    ProgressBar bar(text_out && StdoutIsTerminal());
+    ProgressBar bar(text_out);
     for (int i = 0; i < count && stopped.ok() && !interrupted.load(); ++i) {
       pb::BatchSweepShape& entry = *report.mutable_shapes(i);
       const std::string place = absl::StrFormat("[%d/%d]", i + 1, count);
@@ -501,12 +525,17 @@ int SweepBatch(const SweepOptions& options) {
       if (text_out) {
         bar.Finish();
         const pb::JobProgress& last = followed.last;
-        std::cout << absl::StrFormat("%s %s on %s: %d of %d candidates (%d from earlier runs) in "
-                                     "%.1f s (%s)\n",
-                                     place, Describe(entry.problem()), results.device_model(),
-                                     last.done(), last.total(), last.resumed(),
-                                     last.elapsed_seconds(), Counts(last))
-                  << RankedTable(rows, options.top) << "\n"
+        const size_t width = OutputColumns();
+        std::vector<std::string> parts = {
+            absl::StrFormat("%s %s on %s: %d of %d candidates", place, Describe(entry.problem()),
+                            results.device_model(), last.done(), last.total())};
+        if (last.resumed() > 0) {
+          parts.push_back(absl::StrCat("(", last.resumed(), " from earlier runs)"));
+        }
+        parts.push_back(absl::StrFormat("in %.1f s", last.elapsed_seconds()));
+        parts.push_back(absl::StrCat("(", Counts(last), ")"));
+        std::cout << Wrapped(parts, width) << "\n"
+                  << RankedTable(rows, options.top, width) << "\n"
                   << std::flush;
       }
     }
@@ -521,7 +550,7 @@ int SweepBatch(const SweepOptions& options) {
   if (options.json) {
     if (int code = PrintJson(report); code != kExitOk) return code;
   } else {
-    std::cout << BatchSummary(report);
+    std::cout << BatchSummary(report, OutputColumns());
   }
   if (interrupted.load()) {
     std::cerr << "interrupted: run the same command again to resume (finished shapes are kept, "

@@ -936,6 +936,52 @@ TEST(CliInterruptTest, CtrlCCancelsTheSweepWaitsForItAndSaysHowToResume) {
   EXPECT_EQ(report.job().done(), report.job().total());
 }
 
+// Every line the terminal shows, between the carriage returns that redraw the bar.
+std::vector<std::string> TerminalSegments(const std::string& text) {
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, absl::ByAnyChar("\r\n"))) {
+    std::string segment(line);
+    if (absl::StartsWith(segment, "\033[K")) segment = segment.substr(3);
+    out.push_back(segment);
+  }
+  return out;
+}
+
+TEST_F(CliBatchTest, OnAnEightyColumnTerminalTheBarRedrawsInPlaceAndTablesFit) {
+  // 0: a terminal that does not say its width (80 assumed) as well as one that says 80.
+  for (int columns : {80, 0}) {
+    std::vector<std::string> args = {"sweep", "transpose", "--shape", "256x256", "--param",
+                                     "tile=32,64", "--param", "rows=8,16", "--top", "5",
+                                     "--server", daemon_->target()};
+    RunResult r = RunInTerminal(Cutune(), args, columns, {"COLUMNS="});
+    ASSERT_EQ(r.exit_code, kOk) << r.out;
+    const std::vector<std::string> segments = TerminalSegments(r.out);
+    size_t bars = 0;
+    for (const std::string& segment : segments) {
+      EXPECT_LE(segment.size(), 80u) << columns << ": " << segment;
+      bars += absl::StartsWith(segment, "[");
+    }
+    EXPECT_GT(bars, 10u) << r.out;  // redrawn, each time after a "\r"
+    // The bar never ends a line: every redraw starts from "\r", none scrolls.
+    EXPECT_EQ(r.out.find("129  ok 129\r\n["), std::string::npos);
+    EXPECT_THAT(r.out, HasSubstr("parameters: minb,pad,rows,smem,swizzle,tile,vec\r\n"));
+    EXPECT_THAT(r.out, HasSubstr("#  params  "));
+  }
+  // A wide terminal gets the whole table, as a pipe does.
+  RunResult wide = RunInTerminal(Cutune(), {"results", "transpose", "--shape", "256x256",
+                                            "--server", daemon_->target()}, 200);
+  EXPECT_THAT(wide.out, HasSubstr("#  parameters  "));
+  // The batch summary fits too.
+  RunResult batch = RunInTerminal(
+      Cutune(), {"sweep", "transpose", "--shapes", shapes_, "--param", "tile=32,64", "--param",
+                 "rows=8,16", "--top", "1", "--server", daemon_->target()}, 80, {}, 120);
+  ASSERT_EQ(batch.exit_code, kOk) << batch.out;
+  for (const std::string& segment : TerminalSegments(batch.out)) {
+    EXPECT_LE(segment.size(), 80u) << segment;
+  }
+  EXPECT_THAT(batch.out, HasSubstr("transpose: 3 shapes: 3 succeeded"));
+}
+
 TEST_F(CliBatchTest, ABadLineIsAnErrorBeforeAnythingIsQueued) {
   std::ofstream(shapes_, std::ios::trunc) << "256x256\n# fine so far\n512x\n1024x512\n";
   RunResult bad = Batch();

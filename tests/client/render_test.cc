@@ -15,5 +15,25 @@ TEST(RenderTest, CsvQuotesOnlyWhatRfc4180Requires) {
   EXPECT_EQ(cli::CsvRecord({}), "\n");
 }
 
+TEST(RenderTest, ATableNarrowsToAWidthByDroppingThenCuttingColumns) {
+  cli::Table table({"name", "description", "a", "b"});
+  table.Add({"x", "a rather long description of x", "1", "2"});
+  table.DropFirst({3});
+  table.Elastic(1, 5);
+  EXPECT_EQ(table.Render(), table.Render(0));
+  EXPECT_EQ(table.Render(200),
+            "name  description                     a  b\n"
+            "----  ------------------------------  -  -\n"
+            "x     a rather long description of x  1  2\n");
+  EXPECT_EQ(table.Render(39),
+            "name  description                     a\n"
+            "----  ------------------------------  -\n"
+            "x     a rather long description of x  1\n");
+  EXPECT_EQ(table.Render(25),
+            "name  description       a\n"
+            "----  ----------------  -\n"
+            "x     a rather long d~  1\n");
+}
+
 }  // namespace
 }  // namespace cutune::testing
