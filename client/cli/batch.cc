@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/render.h"
+#include "client/cli/results_view.h"
 #include "server/core/strings.h"
 
 namespace cutune::cli {
@@ -96,29 +97,60 @@ std::string BatchPrefix(const pb::BatchSweepReport& report, int running) {
   return out;
 }
 
-std::string BatchSummary(const pb::BatchSweepReport& report) {
-  Table table({"shape", "state", "winner", "time us", "% of ref", "candidates", "earlier",
-               "seconds"});
-  std::string failures;
+namespace {
+
+std::string BatchTable(const pb::BatchSweepReport& report, bool compact, size_t width) {
+  std::vector<Params> winners;
+  std::vector<bool> has_winner;
   for (const pb::BatchSweepShape& shape : report.shapes()) {
     const pb::JobProgress& job = shape.sweep().job();
-    const bool ran = shape.has_sweep();
     const bool best = shape.state() == pb::BatchSweepShape::STATE_SUCCEEDED && job.has_best() &&
                       job.best().outcome() == pb::OUTCOME_OK;
-    Params params(job.best().params().begin(), job.best().params().end());
-    table.Add({ShapeText(shape.problem()), StateLabel(shape), best ? FormatParams(params) : "-",
+    has_winner.push_back(best);
+    winners.push_back(best ? Params(job.best().params().begin(), job.best().params().end())
+                           : Params());
+  }
+  std::vector<Params> named;
+  for (size_t i = 0; i < winners.size(); ++i) {
+    if (has_winner[i]) named.push_back(winners[i]);
+  }
+  const ParamCells legend = ParamColumn(named, compact);
+  Table table({"shape", "state", "winner", "time us", "% of ref", "candidates", "earlier",
+               "seconds"});
+  table.DropFirst({6, 7, 4, 5});
+  table.Elastic(2, 12);
+  for (int i = 0; i < report.shapes_size(); ++i) {
+    const pb::BatchSweepShape& shape = report.shapes(i);
+    const pb::JobProgress& job = shape.sweep().job();
+    const bool ran = shape.has_sweep();
+    const bool best = has_winner[i];
+    table.Add({ShapeText(shape.problem()), StateLabel(shape),
+               best ? ParamColumn({winners[i]}, compact).cells.front() : "-",
                best ? FormatDouble(job.best().time_us(), 2) : "",
                best && job.best().percent_of_reference() > 0
                    ? FormatDouble(job.best().percent_of_reference(), 1)
                    : "",
                ran ? absl::StrCat(job.done()) : "", ran ? absl::StrCat(job.resumed()) : "",
                ran ? FormatDouble(job.elapsed_seconds(), 1) : ""});
+  }
+  return legend.legend + table.Render(width);
+}
+
+}  // namespace
+
+std::string BatchSummary(const pb::BatchSweepReport& report, size_t width) {
+  std::string table = BatchTable(report, /*compact=*/false, 0);
+  size_t widest = 0;
+  for (absl::string_view line : absl::StrSplit(table, '\n')) widest = std::max(widest, line.size());
+  if (width > 0 && widest > width) table = BatchTable(report, /*compact=*/true, width);
+  std::string failures;
+  for (const pb::BatchSweepShape& shape : report.shapes()) {
     if (shape.state() == pb::BatchSweepShape::STATE_FAILED) {
       absl::StrAppend(&failures, "failed: ", ShapeText(shape.problem()), " (line ", shape.line(),
                       "): ", OneLine(shape.error()), "\n");
     }
   }
-  return absl::StrCat(table.Render(), failures,
+  return absl::StrCat(table, failures,
                       absl::StrFormat("%s: %d shapes: %d succeeded, %d failed, %d not finished\n",
                                       report.family(), report.shapes_size(), report.succeeded(),
                                       report.failed(), report.not_finished()));

@@ -39,6 +39,8 @@ std::string BatchPrefix(const pb::BatchSweepReport& report, int running);
 // The closing table, a row per shape in file order (shape, state, winner, its time and % of
 // reference, candidates measured and taken from earlier runs, seconds), then each failure's
 // error and a line of counts.
-std::string BatchSummary(const pb::BatchSweepReport& report);
+// With a `width` (a terminal's), a wider table shows the winners' values alone under a legend,
+// then leaves out earlier, seconds, % of ref and candidates, as needed.
+std::string BatchSummary(const pb::BatchSweepReport& report, size_t width = 0);
 
 }  // namespace cutune::cli

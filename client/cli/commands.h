@@ -23,6 +23,15 @@ struct Context {
 
 // --server, --tls*, --token, --timeout, shown under "Connection" in the command's --help.
 void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options);
+// The same options on the top level, as git and kubectl take them: `cutune --server H devices`
+// is `cutune devices --server H`. They serve `--version` and the command that runs, where one
+// given after the command name wins over the same option before it.
+void AddTopLevelConnectionOptions(CLI::App& app, client::ConnectionOptions& options);
+// The command that runs: the innermost subcommand given (the app itself when none was).
+CLI::App* ChosenCommand(CLI::App& app);
+// After parsing: hands the top-level connection options to the chosen command (throws a
+// CLI::ParseError when that command talks to no daemon, or excludes one of them).
+void ApplyTopLevelConnectionOptions(CLI::App& app);
 
 // What a command asks about: FAMILY --shape --dtype, and which device (--device N, --uuid,
 // --model; default: the daemon's first GPU, or the only model its tables hold).
@@ -40,8 +49,8 @@ pb::Problem ToProblem(const ProblemOptions& options);  // the shape passed its -
 pb::DeviceSelector ToSelector(const ProblemOptions& options);
 std::string Describe(const pb::Problem& problem);  // "matmul 4096x4096x4096 f32"
 
-// `cutune --version` and the connection options it honours (--server, --token, ...; --timeout
-// defaults to 2 s there), which need --version at the top level.
+// `cutune --version`; it asks the daemon of the top-level connection options, whose --timeout
+// defaults to 2 s for it.
 void AddVersionFlag(CLI::App& app, bool& asked, client::ConnectionOptions& connection);
 int PrintVersion(const client::ConnectionOptions& connection);
 // "cutuned 0.1.0 at unix:/run/cutune.sock: API level 1, role admin (no tokens required), 1 GPU"

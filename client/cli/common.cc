@@ -1,15 +1,55 @@
 // Options shared by the commands that talk to cutuned.
 #include <chrono>
+#include <cmath>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "client/cli/commands.h"
 #include "server/core/types.h"
 
 namespace cutune::cli {
+namespace {
+
+constexpr char kConnectionGroup[] = "Connection";
+// A year: far beyond any request (`get --wait` waits for a sweep), and far from the overflow of
+// the milliseconds the deadline is kept in.
+constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+
+// --timeout's check: a deadline gRPC can keep. Below a millisecond it would round to 0, which
+// means no deadline at all.
+std::string CheckTimeout(const std::string& text) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !std::isfinite(seconds)) {
+    return absl::StrCat("expected a number of seconds, got '", text, "'");
+  }
+  if (seconds <= 0) return absl::StrCat("must be a positive number of seconds, got ", text);
+  if (seconds < 0.001) return absl::StrCat("must be at least 0.001 s (1 ms), got ", text);
+  if (seconds > kMaxTimeoutSeconds) {
+    return absl::StrCat("must be at most ", kMaxTimeoutSeconds, " s (a year), got ", text);
+  }
+  return "";
+}
+
+// "space show": the command's name under the top level.
+std::string CommandPath(const CLI::App& command) {
+  std::string path = command.get_name();
+  for (const CLI::App* up = command.get_parent(); up && up->get_parent(); up = up->get_parent()) {
+    path = absl::StrCat(up->get_name(), " ", path);
+  }
+  return path;
+}
+
+}  // namespace
+
+CLI::App* ChosenCommand(CLI::App& app) {
+  CLI::App* command = &app;
+  while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+  return command;
+}
 
 void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options) {
-  const std::string group = "Connection";
+  const std::string group = kConnectionGroup;
   command
       ->add_option("--server", options.server,
                    absl::StrCat("Daemon address: host:port or unix:PATH (default $",
@@ -40,11 +80,40 @@ void AddConnectionOptions(CLI::App* command, client::ConnectionOptions& options)
       ->add_option_function<double>(
           "--timeout",
           [&options](double seconds) {
-            options.deadline = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+            options.deadline = std::chrono::milliseconds(std::llround(seconds * 1000));
           },
-          "Deadline of each request in seconds (default 30)")
-      ->check(CLI::PositiveNumber)
+          "Deadline of each request in seconds, at least 0.001 (default 30)")
+      ->check(CLI::Validator(CheckTimeout, "SECONDS"))
       ->group(group);
+}
+
+void AddTopLevelConnectionOptions(CLI::App& app, client::ConnectionOptions& options) {
+  AddConnectionOptions(&app, options);
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_group() == kConnectionGroup) {
+      option->group("Connection (before or after the command; after it wins)");
+    }
+  }
+}
+
+void ApplyTopLevelConnectionOptions(CLI::App& app) {
+  CLI::App* command = ChosenCommand(app);
+  if (command == &app) return;  // --version reads them where they are
+  for (CLI::Option* top : app.get_options()) {
+    if (top->get_group().rfind(kConnectionGroup, 0) != 0 || top->count() == 0) continue;
+    CLI::Option* own = command->get_option_no_throw(top->get_name());
+    if (own == nullptr) {
+      throw CLI::ValidationError(
+          top->get_name(), absl::StrCat("`", CommandPath(*command),
+                                        "` runs here and talks to no daemon"));
+    }
+    if (own->count() > 0) continue;  // given after the command too: that one wins
+    for (CLI::Option* excluded : own->get_excludes()) {
+      if (excluded->count() > 0) throw CLI::ExcludesError(own->get_name(), excluded->get_name());
+    }
+    own->add_result(top->results());
+    own->run_callback();
+  }
 }
 
 CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options) {

@@ -50,14 +50,27 @@ int Devices(const ServerOptions& options) {
   if (!response.no_gpu_reason().empty()) {
     std::cout << "no GPU: serving tables only (" << OneLine(response.no_gpu_reason()) << ")\n";
   }
-  if (response.devices_size() == 0) return kExitOk;
-  Table table({"#", "name", "cc", "SMs", "memory", "state", "queued", "driver", "uuid"});
-  for (const pb::Device& d : response.devices()) {
-    table.Add({std::to_string(d.ordinal()), d.name(), d.compute_capability(),
-               std::to_string(d.sm_count()), Mib(d.total_memory_bytes()), EnumLabel(d.state()),
-               std::to_string(d.queued_jobs()), std::to_string(d.driver_version()), d.uuid()});
+  if (response.devices_size() > 0) {
+    Table table({"#", "name", "cc", "SMs", "memory", "state", "queued", "driver", "uuid"});
+    for (const pb::Device& d : response.devices()) {
+      table.Add({std::to_string(d.ordinal()), d.name(), d.compute_capability(),
+                 std::to_string(d.sm_count()), Mib(d.total_memory_bytes()), EnumLabel(d.state()),
+                 std::to_string(d.queued_jobs()), std::to_string(d.driver_version()), d.uuid()});
+    }
+    std::cout << table.Render();
   }
-  std::cout << table.Render();
+  if (response.table_models_size() > 0) {
+    // What a table server answers for: without these a daemon without GPUs lists nothing.
+    std::cout << (response.devices_size() > 0 ? "\n" : "")
+              << "tuning tables hold (ask with --model NAME):\n";
+    Table table({"model", "cc", "SMs", "memory", "winners", "families"});
+    for (const pb::TableModel& m : response.table_models()) {
+      table.Add({m.name(), m.compute_capability(), std::to_string(m.sm_count()),
+                 Mib(m.total_memory_bytes()), std::to_string(m.winners()),
+                 absl::StrJoin(m.families(), ", ")});
+    }
+    std::cout << table.Render();
+  }
   return kExitOk;
 }
 
@@ -211,7 +224,54 @@ int Get(const GetOptions& options) {
 struct ResultsOptions : ServerOptions {
   ProblemOptions problem;
   int top = 20;
+  bool csv = false;
 };
+
+// The problem's winner as `get` answers it, when the answer is exact: its provenance and stale
+// reasons are the server's (GetBestConfig computes them, once, for every client). None when
+// the lookup falls back to another shape or model, or the daemon does not answer it.
+std::optional<pb::GetBestConfigResponse> ExactWinner(client::Connection& connection,
+                                                     const pb::ListResultsRequest& results) {
+  pb::GetBestConfigRequest request;
+  *request.mutable_problem() = results.problem();
+  *request.mutable_device() = results.device();
+  request.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW);
+  pb::GetBestConfigResponse response;
+  if (!connection.Call(&pb::Tuner::Stub::GetBestConfig, request, &response).ok()) {
+    return std::nullopt;
+  }
+  if (response.rung() != pb::GetBestConfigResponse::RUNG_EXACT) return std::nullopt;
+  return response;
+}
+
+// "winner:   from an imported table; tuned with driver 13000, NVRTC 13.0, source d01cdd..., space
+// version 7" and a line per stale reason.
+std::string WinnerProvenance(const pb::GetBestConfigResponse& winner) {
+  const pb::Provenance& p = winner.provenance();
+  std::string out = absl::StrCat(
+      "winner:   ", winner.from_table() ? "from an imported table" : "from a sweep on this daemon",
+      "; tuned with driver ", p.driver_version(), ", NVRTC ", p.nvrtc_version(), ", source ",
+      p.source_hash().substr(0, 16), ", space version ", p.space_version(), "\n");
+  for (const std::string& stale : winner.stale()) {
+    absl::StrAppend(&out, "warning:  stale: ", stale, "\n");
+  }
+  return out;
+}
+
+// An imported winner has no rows here: the figures the table carries for it.
+std::string TableWinner(const pb::GetBestConfigResponse& winner) {
+  std::string time = absl::StrCat(FormatDouble(winner.time_us(), 2), " us");
+  if (winner.tflops() > 0) absl::StrAppend(&time, ", ", FormatDouble(winner.tflops(), 2), " TFLOP/s");
+  if (winner.gbps() > 0) absl::StrAppend(&time, ", ", FormatDouble(winner.gbps(), 1), " GB/s");
+  if (winner.percent_of_reference() > 0) {
+    absl::StrAppend(&time, ", ", FormatDouble(winner.percent_of_reference(), 1), "% of reference");
+  }
+  return absl::StrCat(
+      "no rows measured here; the tuning table's winner for this shape (what `cutune get` "
+      "answers):\n",
+      "params:   ", FormatParams(Params(winner.params().begin(), winner.params().end())), "\n",
+      "time:     ", time, "\n");
+}
 
 int Results(const ResultsOptions& options) {
   int code = kExitOk;
@@ -223,16 +283,33 @@ int Results(const ResultsOptions& options) {
   pb::ListResultsResponse response;
   auto status = connection->Call(&pb::Tuner::Stub::ListResults, request, &response);
   if (!status.ok()) return ReportError(status);
-  if (options.json) return PrintJson(ResultsReportOf(request.problem(), response));
   std::vector<pb::Measurement> rows(response.rows().begin(), response.rows().end());
+  if (options.csv) {
+    std::cout << ResultsCsv(rows);
+    return kExitOk;
+  }
+  const std::optional<pb::GetBestConfigResponse> winner = ExactWinner(*connection, request);
+  if (options.json) {
+    pb::ResultsReport report = ResultsReportOf(request.problem(), response);
+    if (winner) *report.mutable_winner() = *winner;
+    return PrintJson(report);
+  }
   std::cout << Describe(request.problem()) << " on "
             << (response.device_model().empty() ? "(no device)" : response.device_model()) << ": "
             << rows.size() << " rows\n";
-  if (rows.empty()) {
+  if (rows.empty() && !winner) {
     std::cout << "nothing measured for this problem; run `cutune sweep` on a GPU host\n";
     return kExitOk;
   }
-  std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+  if (rows.empty()) {
+    std::cout << TableWinner(*winner) << WinnerProvenance(*winner);
+    return kExitOk;
+  }
+  const size_t width = OutputColumns();
+  std::cout << "\n"
+            << RankedTable(rows, options.top, width) << "\n"
+            << RejectedSummary(rows, width);
+  if (winner) std::cout << WinnerProvenance(*winner);
   return kExitOk;
 }
 
@@ -318,7 +395,11 @@ void AddQueryCommands(CLI::App& app, Context& context) {
     cmd->add_option("--top", options->top, "Rows in the ranked table (0: all)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
-    cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
+    auto* json = cmd->add_flag("--json", options->json, "Machine-readable output (every row)");
+    cmd->add_flag("--csv", options->csv,
+                  "CSV: a header, then every row in parameter order (one column per parameter, "
+                  "rank by time, outcome, figures, reason)")
+        ->excludes(json);
     AddConnectionOptions(cmd, options->connection);
     cmd->callback(
         [&context, options] { context.action = [options] { return Results(*options); }; });

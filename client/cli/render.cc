@@ -23,38 +23,113 @@ std::string FormatDouble(double value, int precision) {
   return absl::StrFormat("%.*f", precision, value);
 }
 
-std::string Table::Render() const {
-  std::vector<size_t> width(header_.size(), 0);
-  std::vector<bool> numeric(header_.size(), true);
+std::string Table::RenderColumns(const std::vector<size_t>& columns,
+                                 size_t elastic_width) const {
+  std::vector<size_t> width(columns.size(), 0);
+  std::vector<bool> numeric(columns.size(), true);
+  auto cell = [&](const std::vector<std::string>& row, size_t i) -> std::string {
+    const size_t column = columns[i];
+    std::string text = column < row.size() ? row[column] : "";
+    if (column == elastic_ && text.size() > elastic_width && elastic_width > 0) {
+      text = text.substr(0, elastic_width - 1) + "~";
+    }
+    return text;
+  };
   auto measure = [&](const std::vector<std::string>& row, bool is_header) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const std::string text = cell(row, i);
+      width[i] = std::max(width[i], text.size());
       double unused;
-      if (!is_header && !row[i].empty() && !absl::SimpleAtod(row[i], &unused)) numeric[i] = false;
+      if (!is_header && !text.empty() && !absl::SimpleAtod(text, &unused)) numeric[i] = false;
     }
   };
   measure(header_, true);
   for (const auto& row : rows_) measure(row, false);
   std::string out;
-  auto emit = [&](const std::vector<std::string>& row) {
+  auto emit = [&](const std::vector<std::string>& texts) {
     std::string line;
     for (size_t i = 0; i < width.size(); ++i) {
-      const std::string cell = i < row.size() ? row[i] : "";
-      std::string pad(width[i] - std::min(width[i], cell.size()), ' ');
+      const std::string& text = texts[i];
+      std::string pad(width[i] - std::min(width[i], text.size()), ' ');
       if (i) line += "  ";
-      line += numeric[i] ? pad + cell : cell + (i + 1 < width.size() ? pad : "");
+      line += numeric[i] ? pad + text : text + (i + 1 < width.size() ? pad : "");
     }
     out += line + "\n";
   };
-  emit(header_);
+  auto cells = [&](const std::vector<std::string>& row) {
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < columns.size(); ++i) texts.push_back(cell(row, i));
+    return texts;
+  };
+  emit(cells(header_));
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   emit(rule);
-  for (const auto& row : rows_) emit(row);
+  for (const auto& row : rows_) emit(cells(row));
   return out;
 }
 
-ProgressBar::ProgressBar(bool enabled) : enabled_(enabled) {}
+namespace {
+
+size_t Widest(const std::string& text) {
+  size_t widest = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) widest = std::max(widest, line.size());
+  return widest;
+}
+
+}  // namespace
+
+std::string Table::Render(size_t width) const {
+  std::vector<size_t> columns;
+  for (size_t i = 0; i < header_.size(); ++i) columns.push_back(i);
+  std::string out = RenderColumns(columns, 0);
+  if (width == 0) return out;
+  for (size_t drop : drop_order_) {
+    if (Widest(out) <= width) return out;
+    columns.erase(std::remove(columns.begin(), columns.end(), drop), columns.end());
+    out = RenderColumns(columns, 0);
+  }
+  const size_t over = Widest(out) > width ? Widest(out) - width : 0;
+  if (over == 0 || elastic_ == SIZE_MAX ||
+      std::find(columns.begin(), columns.end(), elastic_) == columns.end()) {
+    return out;
+  }
+  size_t elastic_width = header_[elastic_].size();
+  for (const auto& row : rows_) {
+    if (elastic_ < row.size()) elastic_width = std::max(elastic_width, row[elastic_].size());
+  }
+  const size_t cut = elastic_width > over ? elastic_width - over : 0;
+  return RenderColumns(columns, std::max({cut, elastic_min_, size_t{2}}));
+}
+
+size_t OutputColumns() { return TerminalColumns(STDOUT_FILENO); }
+
+std::string CsvRecord(const std::vector<std::string>& fields) {
+  std::string out;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    const std::string& field = fields[i];
+    if (i) out += ',';
+    const bool quote = field.find_first_of(",\"\r\n") != std::string::npos ||
+                       (!field.empty() && (field.front() == ' ' || field.back() == ' '));
+    if (!quote) {
+      out += field;
+      continue;
+    }
+    out += '"';
+    for (char c : field) {
+      if (c == '"') out += '"';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '\n';
+  return out;
+}
+
+ProgressBar::ProgressBar(bool enabled)
+    : enabled_(enabled),
+      terminal_(isatty(STDERR_FILENO) == 1),
+      last_plain_(std::chrono::steady_clock::now()) {}
 
 ProgressBar::~ProgressBar() { Finish(); }
 
@@ -72,16 +147,31 @@ std::string ProgressLine(int64_t done, int64_t total, const std::string& suffix,
   return line;
 }
 
-size_t TerminalColumns() {
+size_t TerminalColumns(int fd) {
+  if (isatty(fd) != 1) return 0;
   winsize size{};
-  if (ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
-  return 0;
+  if (ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  // A terminal that does not say (a serial line, some IDE consoles): the shell may.
+  if (const char* columns = std::getenv("COLUMNS")) {
+    int value = 0;
+    if (absl::SimpleAtoi(columns, &value) && value > 0) return static_cast<size_t>(value);
+  }
+  return 80;
 }
 
 void ProgressBar::Update(int64_t done, int64_t total, const std::string& suffix,
                          const std::string& prefix) {
   if (!enabled_) return;
-  const std::string line = ProgressLine(done, total, suffix, prefix, TerminalColumns());
+  if (!terminal_) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_plain_ < kPlainInterval) return;
+    last_plain_ = now;
+    std::fprintf(stderr, "%s\n", ProgressLine(done, total, suffix, prefix, 0).c_str());
+    std::fflush(stderr);
+    return;
+  }
+  const std::string line =
+      ProgressLine(done, total, suffix, prefix, TerminalColumns(STDERR_FILENO));
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
   drawn_ = true;

@@ -43,7 +43,8 @@ int Report(const ReportOptions& options) {
     return ReportError(absl::NotFoundError(
         absl::StrCat("no measurements of ", input.problem, " on ",
                      input.device_model.empty() ? "this daemon" : input.device_model,
-                     ": run `cutune sweep` first")));
+                     " (an imported table's winner has none; `cutune results` shows it): run "
+                     "`cutune sweep` of this shape first")));
   }
   bool has_reference = false;
   for (const auto& row : input.rows) has_reference |= row.percent_of_reference() > 0;

@@ -60,13 +60,53 @@ struct CompileOptions {
   std::string family;
   std::string arch = "sm_90";
   bool json = false;
+  bool csv = false;
   bool no_cache = false;
   int threads = 0;
+  int top = 0;  // candidates listed, in space order (0: all); the summary counts all
 };
+
+// `space compile --csv`: one row per candidate in space order, with what NVRTC and ptxas say
+// of it. No compile time and no cache flag: those change from run to run, and two runs of one
+// NVRTC over one space should diff clean (--json has them).
+std::string CompileCsv(const std::vector<tuner::CompileReport>& candidates, size_t listed) {
+  std::vector<std::string> names;
+  if (!candidates.empty()) {
+    for (const auto& [name, value] : candidates.front().params) names.push_back(name);
+  }
+  std::vector<std::string> header = {"index"};
+  header.insert(header.end(), names.begin(), names.end());
+  for (const char* column : {"outcome", "registers", "shared_bytes", "stack_bytes",
+                             "spill_store_bytes", "spill_load_bytes", "reason"}) {
+    header.push_back(column);
+  }
+  std::string out = CsvRecord(header);
+  for (size_t i = 0; i < listed; ++i) {
+    const tuner::CompileReport& c = candidates[i];
+    std::vector<std::string> fields = {absl::StrCat(i)};
+    for (const std::string& name : names) {
+      auto it = c.params.find(name);
+      fields.push_back(it == c.params.end() ? "" : absl::StrCat(it->second));
+    }
+    const bool compiled = c.outcome != Outcome::kCompileFailed;
+    fields.push_back(std::string(OutcomeName(c.outcome)));
+    for (int64_t figure : {static_cast<int64_t>(c.resources.registers),
+                           static_cast<int64_t>(c.resources.static_shared_bytes),
+                           static_cast<int64_t>(c.resources.stack_bytes),
+                           static_cast<int64_t>(c.resources.spill_store_bytes),
+                           static_cast<int64_t>(c.resources.spill_load_bytes)}) {
+      fields.push_back(compiled ? absl::StrCat(figure) : "");
+    }
+    fields.push_back(c.detail.substr(0, c.detail.find('\n')));
+    out += CsvRecord(fields);
+  }
+  return out;
+}
 
 int CompileSpace(const CompileOptions& options) {
   const std::string& arch = options.arch;
   const bool json = options.json;
+  const bool quiet = json || options.csv;  // machine output: no bar
   auto family = kernels::GetFamily(options.family);
   if (!family.ok()) return ReportError(family.status());
   std::optional<compiler::CompileCache> cache;
@@ -79,7 +119,7 @@ int CompileSpace(const CompileOptions& options) {
   }
   compiler::CachingCompiler compiler(std::move(cache));
   compiler::CompilePool pool(compiler, options.threads);
-  ProgressBar bar(!json && StdoutIsTerminal());
+  ProgressBar bar(!quiet);
   auto compiled =
       tuner::CompileSpace(**family, (*family)->default_space(), arch, pool,
                           [&](const tuner::CompileReport& report, size_t done, size_t total) {
@@ -100,11 +140,16 @@ int CompileSpace(const CompileOptions& options) {
     if (c.from_cache) ++cache_hits;
     compile_ms += c.compile_ms;
   }
-  if (json) {
+  const size_t listed = options.top > 0 ? std::min<size_t>(options.top, compiled->candidates.size())
+                                         : compiled->candidates.size();
+  if (options.csv) {
+    std::cout << CompileCsv(compiled->candidates, listed);
+  } else if (json) {
     pb::SpaceCompileReport report;
     report.set_family(std::string((*family)->name()));
     report.set_arch(compiled->arch);
-    for (const auto& c : compiled->candidates) {
+    for (size_t i = 0; i < listed; ++i) {
+      const tuner::CompileReport& c = compiled->candidates[i];
       pb::CompiledCandidate* candidate = report.add_candidates();
       for (const auto& [name, value] : c.params) (*candidate->mutable_params())[name] = value;
       candidate->set_outcome(service::ToProto(c.outcome));
@@ -134,18 +179,24 @@ int CompileSpace(const CompileOptions& options) {
     if (int code = PrintJson(report); code != kExitOk) return code;
   } else {
     Table table({"#", "parameters", "status", "regs", "smem", "stack", "spills", "ms", "note"});
-    int index = 0;
-    for (const auto& c : compiled->candidates) {
+    table.DropFirst({7, 5, 6});  // on a narrow terminal: ms, stack, spills, then cut the note
+    table.Elastic(8, 12);
+    for (size_t index = 0; index < listed; ++index) {
+      const tuner::CompileReport& c = compiled->candidates[index];
       std::string note = c.outcome == Outcome::kOk ? (c.from_cache ? "cached" : "")
                                                    : c.detail.substr(0, c.detail.find('\n'));
       table.Add(
-          {std::to_string(index++), FormatParams(c.params), std::string(OutcomeName(c.outcome)),
+          {std::to_string(index), FormatParams(c.params), std::string(OutcomeName(c.outcome)),
            c.outcome == Outcome::kCompileFailed ? "" : std::to_string(c.resources.registers),
            std::to_string(c.resources.static_shared_bytes), std::to_string(c.resources.stack_bytes),
            std::to_string(c.resources.spill_store_bytes + c.resources.spill_load_bytes),
            FormatDouble(c.compile_ms, 1), note});
     }
-    std::cout << table.Render();
+    std::cout << table.Render(OutputColumns());
+    if (listed < compiled->candidates.size()) {
+      std::cout << "(the first " << listed << " of " << compiled->candidates.size()
+                << " candidates in space order; --top 0 lists all)\n";
+    }
     std::cout << absl::StrFormat(
         "\n%s for %s: %d candidates (%d combinations, %d break a constraint)\n"
         "  compiled %d, pruned %d, compile failed %d; %d spill; %d from cache\n"
@@ -184,7 +235,18 @@ void AddSpaceCommands(CLI::App& app, Context& context) {
     compile->add_option("family", options->family, "Kernel family (transpose, matmul)")->required();
     compile->add_option("--arch", options->arch, "Target architecture, e.g. sm_80, sm_90")
         ->capture_default_str();
-    compile->add_flag("--json", options->json, "Machine-readable output");
+    auto* json = compile->add_flag("--json", options->json, "Machine-readable output");
+    compile->add_flag("--csv", options->csv,
+                      "CSV: a header, then one row per candidate in space order (index, one "
+                      "column per parameter, outcome, registers, shared/stack/spill bytes, "
+                      "reason)")
+        ->excludes(json);
+    compile->add_option("--top", options->top,
+                        "List only the first N candidates in space order (the # column; "
+                        "there is no timing to rank by), with --json and --csv too; the summary "
+                        "still counts every candidate (0: all)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
     compile->add_option("--threads", options->threads, "Compile threads (0: one per core)");
     compile->add_flag("--no-cache", options->no_cache, "Bypass the on-disk compile cache");
     compile->callback(

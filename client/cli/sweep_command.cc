@@ -45,6 +45,7 @@ struct SweepOptions {
   std::string devices;      // --devices: "all" or ordinals "0,1" to shard the sweep across
   uint64_t seed = 0;
   int top = 10;
+  bool resume = false;
   bool no_wait = false;
   bool json = false;
 };
@@ -121,18 +122,57 @@ std::string Counts(const pb::JobProgress& p) {
   return out.empty() ? "none" : out;
 }
 
-int CancelOnDaemon(client::Connection& connection, const std::string& job_id) {
+// How long Ctrl-C waits for the cancelled state: a running job stops after its candidate in
+// flight, seconds at most; a second Ctrl-C (the default action again by then) does not wait.
+constexpr std::chrono::seconds kCancelWait{20};
+
+bool Finished(pb::JobProgress::State state) {
+  return state == pb::JobProgress::STATE_SUCCEEDED || state == pb::JobProgress::STATE_FAILED ||
+         state == pb::JobProgress::STATE_CANCELLED;
+}
+
+// The job's last progress once it has ended, waiting up to kCancelWait; its last state seen
+// otherwise.
+pb::JobProgress AwaitEnd(client::Connection& connection, const std::string& job_id) {
+  pb::WatchJobRequest watch;
+  watch.set_job_id(job_id);
+  auto context = connection.NewContext(kCancelWait);
+  auto reader = connection.stub().WatchJob(context.get(), watch);
+  pb::JobProgress progress, last;
+  while (reader->Read(&progress)) {
+    last = progress;
+    if (Finished(last.state())) break;
+  }
+  context->TryCancel();
+  reader->Finish();
+  return last;
+}
+
+// Ctrl-C: cancels the job this command started and says how it ended, with `resume_hint` (how
+// to continue from its rows) when it was cancelled.
+void CancelOnDaemon(client::Connection& connection, const std::string& job_id,
+                    const std::string& resume_hint) {
   pb::CancelJobRequest request;
   request.set_job_id(job_id);
   pb::CancelJobResponse response;
-  auto status = connection.Call(&pb::Tuner::Stub::CancelJob, request, &response);
-  if (!status.ok()) {
+  if (auto status = connection.Call(&pb::Tuner::Stub::CancelJob, request, &response);
+      !status.ok()) {
     ReportError(status);
-  } else {
-    std::cerr << "interrupted: job " << job_id << " "
-              << EnumLabel(response.state()) << "\n";
+    return;
   }
-  return kExitInterrupted;
+  // CancelJob answers at once; a running job is "running" until its candidate in flight ends.
+  pb::JobProgress last = AwaitEnd(connection, job_id);
+  if (!Finished(last.state())) {
+    std::cerr << "interrupted: job " << job_id << " is still stopping (cancelled on the daemon; "
+              << "the candidate in flight finishes first): see `cutune jobs`\n";
+  } else if (last.state() == pb::JobProgress::STATE_CANCELLED) {
+    std::cerr << absl::StrFormat("interrupted: job %s cancelled after %d of %d candidates; its "
+                                 "rows are kept%s\n",
+                                 job_id, last.done(), last.total(), resume_hint);
+  } else {
+    std::cerr << "interrupted: job " << job_id << " had already ended: "
+              << EnumLabel(last.state()) << "\n";
+  }
 }
 
 // --devices: "all", or GPU ordinals separated by commas; empty string when valid.
@@ -191,6 +231,7 @@ absl::StatusOr<pb::StartTuningRequest> RequestOf(const SweepOptions& options) {
   }
   request.set_idempotency_key(options.idempotency_key);
   request.set_seed(options.seed);
+  request.set_resume(options.resume);
   return request;
 }
 
@@ -285,12 +326,16 @@ int Sweep(const SweepOptions& options) {
   Followed followed;
   {
     InterruptHandler handler;
-    ProgressBar bar(!options.json && StdoutIsTerminal());
+    ProgressBar bar(!options.json);
     followed = FollowJob(connection, job_id, [&](const pb::JobProgress& progress) {
       bar.Update(progress.done(), progress.total(), Suffix(progress));
     });
   }
-  if (interrupted.load()) return CancelOnDaemon(connection, job_id);
+  if (interrupted.load()) {
+    CancelOnDaemon(connection, job_id,
+                   ": run the same command with --resume to continue from them");
+    return kExitInterrupted;
+  }
   if (!followed.status.ok()) return ReportError(connection.Convert(followed.status));
   if (!followed.got_any) {
     return ReportError(absl::InternalError(absl::StrCat("job ", job_id, ": no progress received")));
@@ -312,9 +357,13 @@ int Sweep(const SweepOptions& options) {
       return code;
     }
   } else {
-    std::cout << absl::StrFormat("%s on %s: %d of %d candidates in %.1f s (%s)\n",
+    std::cout << absl::StrFormat("%s on %s: %d of %d candidates%s in %.1f s (%s)\n",
                                  Describe(request.problem()), results.device_model(), last.done(),
-                                 last.total(), last.elapsed_seconds(), Counts(last));
+                                 last.total(),
+                                 last.resumed() > 0
+                                     ? absl::StrCat(" (", last.resumed(), " from earlier runs)")
+                                     : "",
+                                 last.elapsed_seconds(), Counts(last));
     if (last.reference_us() > 0) {
       std::cout << absl::StrFormat("reference: %s %.2f us\n", last.reference_name(),
                                    last.reference_us());
@@ -328,9 +377,10 @@ int Sweep(const SweepOptions& options) {
       const auto& p = last.phase_seconds();
       auto at = [&](const char* key) { return p.count(key) ? p.at(key) : 0.0; };
       std::cout << absl::StrFormat(
-          "time: wall %.1f s = NVRTC %.1f s over the compile threads (GPU idle %.1f s waiting), "
-          "prepare %.1f s, reference %.1f s, load %.1f s, verify %.1f s, timing %.1f s, finalists "
-          "%.1f s\n",
+          // Three short lines rather than one that a terminal would wrap.
+          "time: wall %.1f s; NVRTC %.1f s on the compile threads (GPU idle %.1f s waiting)\n"
+          "      prepare %.1f s, reference %.1f s, load %.1f s, verify %.1f s,\n"
+          "      timing %.1f s, finalists %.1f s\n",
           at("wall"), at("compile"), at("gpu_idle_compiling"), at("prepare"), at("reference"),
           at("load"), at("verify"), at("time"), at("finalists"));
     }
@@ -343,16 +393,43 @@ int Sweep(const SweepOptions& options) {
             tie.time_us());
       }
     }
-    std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+    // Nothing to rank and nothing rejected: the error line below says why.
+    if (!rows.empty()) {
+      const size_t width = OutputColumns();
+      std::cout << "\n"
+                << RankedTable(rows, options.top, width) << "\n"
+                << RejectedSummary(rows, width);
+    }
   }
   if (!any_ok) {
-    std::cerr << "error: sweep job " << job_id << " found no valid candidate\n";
+    std::cerr << "error: sweep job " << job_id
+              << " found no valid candidate: " << NoValidCandidateReason(last) << "\n";
     return kExitNoResult;
   }
   return kExitOk;
 }
 
 // --- batch ------------------------------------------------------------------------------------
+
+// `parts` joined by spaces, a part that would pass `width` (0: no limit) starting an indented
+// line of its own: a terminal would wrap it mid-word.
+std::string Wrapped(const std::vector<std::string>& parts, size_t width) {
+  std::string out;
+  size_t line = 0;
+  for (const std::string& part : parts) {
+    if (out.empty()) {
+      out = part;
+      line = part.size();
+    } else if (width > 0 && line + 1 + part.size() > width) {
+      absl::StrAppend(&out, "\n      ", part);
+      line = 6 + part.size();
+    } else {
+      absl::StrAppend(&out, " ", part);
+      line += 1 + part.size();
+    }
+  }
+  return out;
+}
 
 absl::StatusOr<std::string> ReadShapesText(const std::string& path) {
   std::stringstream text;
@@ -412,7 +489,7 @@ int SweepBatch(const SweepOptions& options) {
   std::string interrupted_job;
   {
     InterruptHandler handler;
-    ProgressBar bar(text_out && StdoutIsTerminal());
+    ProgressBar bar(text_out);
     for (int i = 0; i < count && stopped.ok() && !interrupted.load(); ++i) {
       pb::BatchSweepShape& entry = *report.mutable_shapes(i);
       const std::string place = absl::StrFormat("[%d/%d]", i + 1, count);
@@ -473,24 +550,30 @@ int SweepBatch(const SweepOptions& options) {
       const std::vector<pb::Measurement> rows(results.rows().begin(), results.rows().end());
       if (Ranked(rows, 1).empty()) {
         entry.set_state(pb::BatchSweepShape::STATE_FAILED);
-        entry.set_error(absl::StrCat("sweep job ", job_id, " found no valid candidate"));
+        entry.set_error(absl::StrCat("sweep job ", job_id, " found no valid candidate: ",
+                                     NoValidCandidateReason(followed.last)));
       } else {
         entry.set_state(pb::BatchSweepShape::STATE_SUCCEEDED);
       }
       if (text_out) {
         bar.Finish();
         const pb::JobProgress& last = followed.last;
-        std::cout << absl::StrFormat("%s %s on %s: %d of %d candidates (%d from earlier runs) in "
-                                     "%.1f s (%s)\n",
-                                     place, Describe(entry.problem()), results.device_model(),
-                                     last.done(), last.total(), last.resumed(),
-                                     last.elapsed_seconds(), Counts(last))
-                  << RankedTable(rows, options.top) << "\n"
+        const size_t width = OutputColumns();
+        std::vector<std::string> parts = {
+            absl::StrFormat("%s %s on %s: %d of %d candidates", place, Describe(entry.problem()),
+                            results.device_model(), last.done(), last.total())};
+        if (last.resumed() > 0) {
+          parts.push_back(absl::StrCat("(", last.resumed(), " from earlier runs)"));
+        }
+        parts.push_back(absl::StrFormat("in %.1f s", last.elapsed_seconds()));
+        parts.push_back(absl::StrCat("(", Counts(last), ")"));
+        std::cout << Wrapped(parts, width) << "\n"
+                  << RankedTable(rows, options.top, width) << "\n"
                   << std::flush;
       }
     }
   }
-  if (!interrupted_job.empty()) CancelOnDaemon(connection, interrupted_job);
+  if (!interrupted_job.empty()) CancelOnDaemon(connection, interrupted_job, "");
   CountShapes(report);
   // Refused before any shape started (no GPU, a bad option, no daemon): the error alone.
   if (!stopped.ok() && report.not_finished() == count &&
@@ -500,7 +583,7 @@ int SweepBatch(const SweepOptions& options) {
   if (options.json) {
     if (int code = PrintJson(report); code != kExitOk) return code;
   } else {
-    std::cout << BatchSummary(report);
+    std::cout << BatchSummary(report, OutputColumns());
   }
   if (interrupted.load()) {
     std::cerr << "interrupted: run the same command again to resume (finished shapes are kept, "
@@ -562,6 +645,10 @@ void AddSweepCommand(CLI::App& app, Context& context) {
   cmd->add_option("--top", options->top, "Rows in the final ranked table")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--resume", options->resume,
+                "Continue an earlier sweep of this very request (cancelled with Ctrl-C, failed, "
+                "interrupted) from its stored rows; a finished one is answered as it is "
+                "(--shapes always resumes)");
   cmd->add_flag("--no-wait", options->no_wait, "Print the job id and return at once")
       ->excludes(shapes);
   cmd->add_flag("--json", options->json, "Machine-readable final result (no progress bar)");

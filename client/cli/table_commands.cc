@@ -245,8 +245,9 @@ void AddTableCommands(CLI::App& app, Context& context) {
         "Compare two table files (local, no daemon). Exit 6 when they differ (a winner that "
         "changed to a tied configuration, reported as \"tie\", does not count); with "
         "--fail-on-regression only when a winner got slower by more than PCT percent");
-    cmd->add_option("a", options->a, "Old table file")->required();
-    cmd->add_option("b", options->b, "New table file")->required();
+    // Named as the usage line and the "NEW is required" error show them.
+    cmd->add_option("OLD", options->a, "Old table file (A)")->required();
+    cmd->add_option("NEW", options->b, "New table file (B)")->required();
     cmd->add_flag("--json", options->json, "Machine-readable output");
     cmd->add_option("--html", options->html,
                     "Also write FILE: a page with a chart of old against new time per shape");

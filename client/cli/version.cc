@@ -36,16 +36,8 @@ std::string DescribeServer(const std::string& target, const pb::GetServerInfoRes
 
 void AddVersionFlag(CLI::App& app, bool& asked, client::ConnectionOptions& connection) {
   connection.deadline = kProbeDeadline;
-  CLI::Option* version = app.add_flag(
-      "--version", asked,
-      "Print cutune's version and, when the daemon answers, its version and API level");
-  AddConnectionOptions(&app, connection);
-  // Here they serve --version only; a command takes its own after its name.
-  for (CLI::Option* option : app.get_options()) {
-    if (option->get_group() == "Connection") {
-      option->needs(version)->group("Connection (with --version; default --timeout 2)");
-    }
-  }
+  app.add_flag("--version", asked,
+               "Print cutune's version and, when the daemon answers, its version and API level");
 }
 
 int PrintVersion(const client::ConnectionOptions& options) {

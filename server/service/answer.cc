@@ -61,7 +61,8 @@ std::string ArchOf(const AnswerDevice& device) {
   return device.cc_major ? absl::StrCat("sm_", device.cc_major, device.cc_minor) : "sm_90";
 }
 
-absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model) {
+absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model,
+                                                   const std::vector<std::string>& gpu_models) {
   auto models = store.ListDeviceModels();
   if (!models.ok()) return models.status();
   std::vector<std::string> names;
@@ -70,11 +71,16 @@ absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const st
     names.push_back(m.name);
   }
   if (!model.empty()) {
-    return absl::NotFoundError(absl::StrCat(
-        "no GPU and no tuning data for device model ", Quoted(model), " (",
-        names.empty() ? std::string("no tables imported")
-                      : absl::StrCat("tables hold: ", absl::StrJoin(names, ", ")),
-        ")"));
+    // Every name that would have answered, so that a typo is one look away from its fix.
+    std::vector<std::string> known;
+    if (!gpu_models.empty()) {
+      known.push_back(absl::StrCat("GPUs here: ", absl::StrJoin(gpu_models, ", ")));
+    }
+    known.push_back(names.empty() ? std::string("no tables imported")
+                                  : absl::StrCat("tables hold: ", absl::StrJoin(names, ", ")));
+    return absl::NotFoundError(absl::StrCat("no GPU and no tuning data for device model ",
+                                            Quoted(model), " (", absl::StrJoin(known, "; "),
+                                            ")"));
   }
   if (models->size() == 1) return models->front();
   if (models->empty()) return store::DeviceModel{};
@@ -268,6 +274,14 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
     response->set_expected_slowdown(found.expected_slowdown);
   }
   for (const std::string& s : found.stale) response->add_stale(s);
+  if (found.rung != store::LookupRung::kFamilyDefault) {
+    pb::Provenance* provenance = response->mutable_provenance();
+    provenance->set_driver_version(found.provenance.driver_version);
+    provenance->set_nvrtc_version(found.provenance.nvrtc_version);
+    provenance->set_source_hash(found.provenance.source_hash);
+    provenance->set_space_version(found.provenance.space_version);
+    response->set_from_table(found.imported);
+  }
   if (include_source) response->set_source(std::string(family.source()));
 }
 

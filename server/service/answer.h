@@ -37,8 +37,10 @@ std::string ArchOf(const AnswerDevice& device);  // "sm_90"
 // A device model known from the tables in `store`, for a host without that GPU: `model` if the
 // tables hold it (NOT_FOUND listing the models they hold otherwise); empty `model`: the only
 // model they hold (INVALID_ARGUMENT asking to choose when there are several; an empty device
-// when there is none: only family defaults can answer).
-absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model);
+// when there is none: only family defaults can answer). `gpu_models`, the models of this host's
+// GPUs, are listed too in the NOT_FOUND message.
+absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model,
+                                                   const std::vector<std::string>& gpu_models = {});
 
 // The store query for `problem` on `device`, with this process's provenance as "current".
 store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device);

@@ -134,10 +134,14 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
         return absl::InvalidArgumentError("tuning needs a GPU of this host: select it by ordinal "
                                           "or uuid, not by model");
       }
+      std::vector<std::string> gpu_models;
       for (const GpuInfo& gpu : gpus) {
         if (gpu.device && gpu.device->name() == selector.model()) return from_gpu(gpu);
+        if (gpu.device) gpu_models.push_back(gpu.device->name());
       }
-      auto m = ModelFromTables(store_, selector.model());
+      std::sort(gpu_models.begin(), gpu_models.end());
+      gpu_models.erase(std::unique(gpu_models.begin(), gpu_models.end()), gpu_models.end());
+      auto m = ModelFromTables(store_, selector.model(), gpu_models);
       if (!m.ok()) return m.status();
       return from_model(*m);
     }
@@ -148,6 +152,31 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
   auto m = ModelFromTables(store_, "");
   if (!m.ok()) return m.status();
   return from_model(*m);
+}
+
+absl::Status TunerService::FillTableModels(pb::ListDevicesResponse* response) const {
+  auto models = store_.ListDeviceModels();
+  if (!models.ok()) return models.status();
+  auto winners = store_.ListWinners("");
+  if (!winners.ok()) return winners.status();
+  for (const store::DeviceModel& m : *models) {
+    int64_t count = 0;
+    std::set<std::string> families;
+    for (const store::Winner& w : *winners) {
+      if (w.device.name != m.name) continue;
+      ++count;
+      families.insert(w.family);
+    }
+    if (count == 0) continue;  // a model known only from a sweep that found nothing
+    pb::TableModel* model = response->add_table_models();
+    model->set_name(m.name);
+    model->set_compute_capability(absl::StrCat(m.cc_major, ".", m.cc_minor));
+    model->set_sm_count(m.sm_count);
+    model->set_total_memory_bytes(m.total_memory_bytes);
+    model->set_winners(count);
+    for (const std::string& family : families) model->add_families(family);
+  }
+  return absl::OkStatus();
 }
 
 pb::ListDevicesResponse TunerService::Devices() const {
@@ -178,6 +207,7 @@ grpc::Status TunerService::ListDevices(grpc::ServerContext* context, const pb::L
                                        pb::ListDevicesResponse* response) {
   if (auto s = Authorize(*context, Role::kRead, "ListDevices"); !s.ok()) return s;
   *response = Devices();
+  if (auto s = FillTableModels(response); !s.ok()) return ToGrpc(s);
   return grpc::Status::OK;
 }
 

@@ -84,6 +84,8 @@ class TunerService final : public pb::Tuner::Service {
                            pb::ListResultsResponse* response) const;  // the device a request resolves to
   static AnswerDevice AnswerDeviceOf(const Target& target);
   absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
+  // ListDevices' table_models: the device models the tables hold winners for.
+  absl::Status FillTableModels(pb::ListDevicesResponse* response) const;
   // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until
   // shortly before the caller's deadline (DEADLINE_EXCEEDED; the job goes on).
   absl::Status AwaitJob(const grpc::ServerContext& context, const std::string& job_id);

@@ -123,6 +123,7 @@ std::optional<LookupResult> Answer(const LookupQuery& query, LookupRung rung, co
   result.reference = w.reference;
   result.measured_at_ms = w.measured_at_ms;
   result.stale = StaleFields(w.provenance, query.current);
+  result.imported = !w.sweep_id.has_value();
   return result;
 }
 

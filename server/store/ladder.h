@@ -50,6 +50,7 @@ struct LookupResult {
   Reference reference;
   int64_t measured_at_ms = 0;
   std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
+  bool imported = false;  // the winner came from a table, not from a sweep of this store
   // kPredicted: the member's predicted time at the asked shape and its calibrated expected
   // slowdown against a tuning of it; `winner` holds the member's time at `tuned_shape`.
   double predicted_time_us = 0;

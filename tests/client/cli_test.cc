@@ -6,9 +6,13 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <thread>
+
+#include <signal.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "client/cli/report.h"
 #include "cutune/v1/cli.pb.h"
@@ -45,6 +49,35 @@ std::string Cutune() { return (BinDir() / "cutune").string(); }
     return ::testing::AssertionFailure() << "not one line: " << r.err;
   }
   return ::testing::AssertionSuccess();
+}
+
+// RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
+std::vector<std::vector<std::string>> ParseCsv(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        records.back().back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        records.back().back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().emplace_back();
+    } else if (c == '\n') {
+      records.emplace_back(1);
+    } else {
+      records.back().back() += c;
+    }
+  }
+  if (records.back() == std::vector<std::string>(1)) records.pop_back();  // after the last \n
+  return records;
 }
 
 class CliTest : public ::testing::Test {
@@ -120,10 +153,65 @@ TEST_F(CliTest, VersionAsksTheDaemonForItsVersionAndApiLevel) {
   EXPECT_EQ(r.out, "cutune " CUTUNE_VERSION "\ncutuned " CUTUNE_VERSION " at " + daemon_->target() +
                        ": API level 1, role admin (no tokens required), no GPU (serves tables)\n");
   EXPECT_EQ(r.err, "");
-  // The connection options at the top level serve --version only.
-  RunResult misplaced = RunLocal({"--server", daemon_->target(), "devices"});
-  EXPECT_EQ(misplaced.exit_code, kUsage);
-  EXPECT_THAT(misplaced.err, HasSubstr("--server requires --version"));
+}
+
+// As git and kubectl: `cutune --server H devices` is `cutune devices --server H`.
+TEST_F(CliTest, ConnectionOptionsGoBeforeOrAfterTheCommand) {
+  const std::string nowhere = "unix:" + (tmp_.path() / "nobody.sock").string();
+  RunResult before = RunLocal({"--server", daemon_->target(), "--timeout", "5", "devices"});
+  EXPECT_EQ(before.exit_code, kOk) << before.err;
+  EXPECT_THAT(before.out, HasSubstr("cutuned at " + daemon_->target()));
+  RunResult nested = RunLocal({"--server", daemon_->target(), "table", "export", "-o",
+                               (tmp_.path() / "t.json").string()});
+  EXPECT_EQ(nested.exit_code, kOk) << nested.err;
+  // Both given: the one after the command wins.
+  EXPECT_EQ(RunLocal({"--server", nowhere, "devices", "--server", daemon_->target()}).exit_code,
+            kOk);
+  EXPECT_EQ(RunLocal({"--server", daemon_->target(), "devices", "--server", nowhere}).exit_code,
+            kUnavailable);
+  // A local command talks to no daemon, and a command's own exclusions hold.
+  RunResult local = RunLocal({"--server", daemon_->target(), "space", "show", "transpose"});
+  EXPECT_EQ(local.exit_code, kUsage);
+  EXPECT_THAT(local.err, HasSubstr("--server: `space show` runs here and talks to no daemon"));
+  RunResult excluded =
+      RunLocal({"--server", daemon_->target(), "get", "transpose", "--shape", "8192x8192",
+                "--table", (AssetsDir() / "tables" / "h200_fixture.json").string()});
+  EXPECT_EQ(excluded.exit_code, kUsage);
+  EXPECT_THAT(excluded.err, HasSubstr("excludes"));
+}
+
+TEST_F(CliTest, TimeoutMustBeAtLeastAMillisecond) {
+  for (const char* bad : {"0", "-1", "0.0000001", "abc", "1e300"}) {
+    for (bool top : {false, true}) {
+      std::vector<std::string> args = {"devices"};
+      args.insert(top ? args.begin() : args.end(), {"--timeout", bad});
+      RunResult r = RunLocal(args);
+      EXPECT_EQ(r.exit_code, kUsage) << bad;
+      EXPECT_THAT(r.err, StartsWith("--timeout: ")) << bad;
+      EXPECT_LT(r.err.size(), 200u) << r.err;  // no 300-digit range
+    }
+  }
+  EXPECT_THAT(RunLocal({"devices", "--timeout", "0"}).err,
+              HasSubstr("must be a positive number of seconds, got 0"));
+  EXPECT_THAT(RunLocal({"devices", "--timeout", "0.0000001"}).err,
+              HasSubstr("must be at least 0.001 s (1 ms)"));
+  EXPECT_EQ(Run({"devices", "--timeout", "0.5"}).exit_code, kOk);
+}
+
+TEST_F(CliTest, AnUnknownCommandIsNamedAndTheCommandsListed) {
+  RunResult r = RunLocal({"frobnicate"});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_THAT(r.err, StartsWith("unknown command 'frobnicate' (commands: devices, get, results, "
+                                "jobs, cancel, sweep, table, report, space)\n"));
+  RunResult nested = RunLocal({"table", "frob"});
+  EXPECT_EQ(nested.exit_code, kUsage);
+  EXPECT_THAT(nested.err, StartsWith("unknown command 'table frob' (commands: export, import, "
+                                     "diff)\n"));
+  EXPECT_THAT(RunLocal({}).err, StartsWith("a command is required (commands: devices, "));
+  EXPECT_THAT(RunLocal({"space"}).err, StartsWith("`space` needs a command (commands: show, "));
+  // A command's own stray argument is still CLI11's message about that argument.
+  EXPECT_THAT(RunLocal({"space", "show", "transpose", "extra"}).err,
+              HasSubstr("not expected: extra"));
 }
 
 TEST_F(CliTest, UsageErrorsExitTwo) {
@@ -179,6 +267,15 @@ TEST_F(CliTest, DevicesOnATableServer) {
   Json parsed = Json::parse(j.out);
   EXPECT_TRUE(parsed["devices"].empty());
   EXPECT_FALSE(parsed["no_gpu_reason"].get<std::string>().empty());
+  // What a table server answers for: the device models of its tables.
+  EXPECT_THAT(r.out, HasSubstr("tuning tables hold (ask with --model NAME):\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nNVIDIA H200  9.0  132"));
+  EXPECT_THAT(r.out, HasSubstr("        3  matmul, transpose\n"));
+  ASSERT_EQ(parsed["table_models"].size(), 1u);
+  EXPECT_EQ(parsed["table_models"][0]["name"], "NVIDIA H200");
+  EXPECT_EQ(parsed["table_models"][0]["compute_capability"], "9.0");
+  EXPECT_EQ(parsed["table_models"][0]["winners"], "3");
+  EXPECT_EQ(parsed["table_models"][0]["families"], Json::array({"matmul", "transpose"}));
 }
 
 TEST_F(CliTest, GetExactAnswerFromTheFixtureTable) {
@@ -317,6 +414,78 @@ TEST_F(CliTest, ResultsRankedTableAndRejectedByReason) {
   EXPECT_FALSE(parsed["rows"][0].contains("spill_bytes"));
 }
 
+TEST_F(CliTest, ResultsCsvHasAHeaderAndOneRowPerCandidateInParameterOrder) {
+  RunResult r = Run({"results", "transpose", "--shape", "8192x8192", "--csv"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  const auto records = ParseCsv(r.out);
+  ASSERT_EQ(records.size(), 37u);  // the header and the 36 rows, whatever --top says
+  EXPECT_EQ(absl::StrJoin(records[0], ","),
+            "minb,pad,rows,smem,swizzle,tile,vec,rank,outcome,time_us,rel_spread,gbps,tflops,"
+            "percent_of_reference,registers,shared_bytes,spill_store_bytes,spill_load_bytes,"
+            "samples,compile_ms,reason");
+  std::vector<std::vector<int64_t>> params;
+  int winners = 0;
+  for (size_t i = 1; i < records.size(); ++i) {
+    ASSERT_EQ(records[i].size(), records[0].size()) << i;
+    std::vector<int64_t> values;
+    for (int p = 0; p < 7; ++p) values.push_back(std::stoll(records[i][p]));
+    params.push_back(values);
+    if (records[i][7] == "1") {  // the winner of the ranked table
+      ++winners;
+      EXPECT_EQ(absl::StrJoin(std::vector<std::string>(records[i].begin(), records[i].begin() + 7),
+                              ","),
+                "0,1,8,1,0,64,1");
+      EXPECT_EQ(records[i][8], "ok");
+      EXPECT_EQ(records[i][9], "145.12");
+    }
+    if (records[i][8] != "ok") {
+      EXPECT_EQ(records[i][7], "") << "a rejected row has no rank";
+      EXPECT_FALSE(records[i].back().empty());
+    }
+  }
+  EXPECT_EQ(winners, 1);
+  EXPECT_TRUE(std::is_sorted(params.begin(), params.end()));
+  // The same text every time: diff-friendly.
+  EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv"}).out, r.out);
+  EXPECT_EQ(Run({"results", "transpose", "--shape", "8192x8192", "--csv", "--json"}).exit_code,
+            kUsage);
+}
+
+// The fixture's 16384x16384 winner came from a table without its sweep: no rows here, yet
+// `get` answers it exactly; `results` shows that winner, said to be imported, with provenance.
+TEST_F(CliTest, ResultsOfAnImportedWinnerWithoutRowsShowsTheWinner) {
+  RunResult r = Run({"results", "transpose", "--shape", "16384x16384"});
+  ASSERT_EQ(r.exit_code, kOk) << r.err;
+  EXPECT_EQ(r.out,
+            "transpose 16384x16384 f32 on NVIDIA H200: 0 rows\n"
+            "no rows measured here; the tuning table's winner for this shape (what `cutune get` "
+            "answers):\n"
+            "params:   minb=0,pad=1,rows=8,smem=1,swizzle=0,tile=64,vec=1\n"
+            "time:     571.77 us, 3755.9 GB/s, 95.1% of reference\n"
+            "winner:   from an imported table; tuned with driver 13000, NVRTC 13.0, source "
+            "fixture-transpos, space version 1\n"
+            "warning:  stale: kernel source hash differs (tuned fixture-tran, current " +
+                kernels::TransposeFamily().source_hash().substr(0, 12) + ")\n"
+            "warning:  stale: space version 1 != " +
+                std::to_string(kernels::TransposeFamily().space_version()) + "\n");
+  RunResult j = Run({"results", "transpose", "--shape", "16384x16384", "--json"});
+  ASSERT_EQ(j.exit_code, kOk) << j.err;
+  EXPECT_TRUE(InJsonDialect<pb::ResultsReport>(j.out));
+  const pb::ResultsReport report = ParseJsonAs<pb::ResultsReport>(j.out);
+  EXPECT_EQ(report.rows_size(), 0);
+  EXPECT_TRUE(report.winner().from_table());
+  EXPECT_EQ(report.winner().provenance().driver_version(), 13000);
+  EXPECT_EQ(report.winner().provenance().nvrtc_version(), "13.0");
+  EXPECT_EQ(report.winner().stale_size(), 2);
+  // A shape only a nearer one answers still has nothing of its own.
+  RunResult none = Run({"results", "transpose", "--shape", "1024x1024"});
+  EXPECT_THAT(none.out, HasSubstr("nothing measured for this problem"));
+  // With rows, the provenance of the winner follows the tables.
+  EXPECT_THAT(Run({"results", "transpose", "--shape", "8192x8192"}).out,
+              AllOf(HasSubstr("\nwinner:   from an imported table; tuned with driver 13000"),
+                    HasSubstr("warning:  stale: kernel source hash differs")));
+}
+
 // --- tables
 // ---------------------------------------------------------------------------------------
 
@@ -415,6 +584,14 @@ TEST_F(CliTest, ImportOfABadTableNamesTheProblem) {
   RunResult missing = Run({"table", "import", (tmp_.path() / "none.json").string()});
   EXPECT_EQ(missing.exit_code, kFailure);
   EXPECT_THAT(missing.err, HasSubstr("cannot read"));
+}
+
+TEST_F(CliTest, TableDiffNamesItsTwoFiles) {
+  const std::string a = (AssetsDir() / "tables/h200_fixture.json").string();
+  RunResult r = RunLocal({"table", "diff", a});
+  EXPECT_EQ(r.exit_code, kUsage);
+  EXPECT_THAT(r.err, StartsWith("NEW is required"));
+  EXPECT_THAT(RunLocal({"table", "diff", "--help"}).out, HasSubstr("OLD NEW"));
 }
 
 TEST_F(CliTest, TableDiffExitCodes) {
@@ -518,6 +695,31 @@ TEST_F(CliTest, SpaceShowAndCompile) {
   EXPECT_TRUE(first.contains("spill_store_bytes"));
   EXPECT_TRUE(first.contains("spill_load_bytes"));
   EXPECT_EQ(compile.err.find("\033[K"), std::string::npos);  // no bar when not a terminal
+
+  // --top N: the first N candidates in space order, in every format; the summary counts all.
+  RunResult csv = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--csv", "--top",
+                            "5"},
+                           {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
+  ASSERT_EQ(csv.exit_code, kOk) << csv.err;
+  const auto records = ParseCsv(csv.out);
+  ASSERT_EQ(records.size(), 6u) << csv.out;
+  EXPECT_EQ(absl::StrJoin(records[0], ","),
+            "index,minb,pad,rows,smem,swizzle,tile,vec,outcome,registers,shared_bytes,stack_bytes,"
+            "spill_store_bytes,spill_load_bytes,reason");
+  for (int i = 0; i < 5; ++i) {
+    const Json& candidate = compiled["candidates"][i];
+    EXPECT_EQ(records[i + 1][0], std::to_string(i));
+    EXPECT_EQ(records[i + 1][6], candidate["params"]["tile"].get<std::string>());
+    EXPECT_EQ(records[i + 1][9], std::to_string(candidate["registers"].get<int>()));
+  }
+  RunResult top = RunLocal({"space", "compile", "transpose", "--arch", "sm_90", "--top", "2",
+                            "--json"},
+                           {"CUTUNE_CACHE_DIR=" + (tmp_.path() / "cache").string()});
+  ASSERT_EQ(top.exit_code, kOk) << top.err;
+  Json two = Json::parse(top.out);
+  EXPECT_EQ(two["candidates"].size(), 2u);
+  EXPECT_EQ(two["candidates"][1]["params"], compiled["candidates"][1]["params"]);
+  EXPECT_EQ(two["summary"]["candidates"], compiled["summary"]["candidates"]);
 }
 
 // --- report
@@ -656,6 +858,128 @@ TEST_F(CliBatchTest, ThreeShapesWithCommentsRunAndEndInOneSummary) {
   EXPECT_THAT(lines[4], StartsWith("1024x512  succeeded"));
   EXPECT_EQ(lines[5], "transpose: 3 shapes: 3 succeeded, 0 failed, 0 not finished");
   EXPECT_EQ(r.err.find("\033[K"), std::string::npos);  // no bar without a terminal
+}
+
+TEST_F(CliBatchTest, AMistypedModelIsNotFoundWithTheKnownModels) {
+  // On a GPU host the GPUs' models answer too: the message names them beside the tables'.
+  for (const char* command : {"get", "results"}) {
+    RunResult r = RunProgram(Cutune(), {command, "transpose", "--shape", "256x256", "--model",
+                                        "Fake GPUU", "--server", daemon_->target()});
+    EXPECT_EQ(r.exit_code, kNotFound) << command;
+    EXPECT_EQ(r.err,
+              "error: NOT_FOUND: no GPU and no tuning data for device model 'Fake GPUU' (GPUs "
+              "here: Fake GPU; tables hold: NVIDIA H200)\n")
+        << command;
+  }
+}
+
+// Every combination of these breaks the threads-per-block constraint (64 x 32 > 1024).
+const std::vector<std::string> kNoCandidate = {"--param", "tile=64", "--param", "rows=32",
+                                               "--param", "vec=1"};
+
+TEST_F(CliBatchTest, ASweepWithoutAValidCandidateSaysWhyAndFails) {
+  std::vector<std::string> args = {"sweep", "transpose", "--shape", "256x256"};
+  args.insert(args.end(), kNoCandidate.begin(), kNoCandidate.end());
+  args.insert(args.end(), {"--server", daemon_->target()});
+  RunResult r = RunProgram(Cutune(), args);
+  EXPECT_EQ(r.exit_code, 5);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_THAT(r.err, AllOf(StartsWith("error: sweep job job-"),
+                           HasSubstr(" found no valid candidate: the space has no candidate "
+                                     "(every combination of --param values breaks a constraint")));
+  EXPECT_THAT(r.out, Not(HasSubstr("rejected: none")));
+  // In a batch the shape fails, with the same reason, and so does the batch.
+  std::ofstream(shapes_, std::ios::trunc) << "256x256\n";
+  std::vector<std::string> batch = {"sweep", "transpose", "--shapes", shapes_};
+  batch.insert(batch.end(), kNoCandidate.begin(), kNoCandidate.end());
+  batch.insert(batch.end(), {"--server", daemon_->target()});
+  RunResult b = RunProgram(Cutune(), batch);
+  EXPECT_EQ(b.exit_code, kFailure) << b.out << b.err;
+  EXPECT_THAT(b.out, AllOf(HasSubstr("256x256  failed"),
+                           HasSubstr("found no valid candidate: the space has no candidate")));
+}
+
+TEST(CliInterruptTest, CtrlCCancelsTheSweepWaitsForItAndSaysHowToResume) {
+  TempDir dir;
+  const std::string runs = (dir.path() / "runs.log").string();
+  auto daemon = Daemon::Start({"--worker", FakeWorker()}, {},
+                              {"FAKE_WORKER_RUN_LOG=" + runs, "FAKE_WORKER_RUN_MS=100"});
+  const std::vector<std::string> args = {"sweep",   "transpose", "--shape",   "512x512",
+                                         "--param", "tile=32,64", "--param", "rows=8,16",
+                                         "--server", daemon->target()};
+  auto measured = [&] {
+    std::ifstream in(runs);
+    return std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
+  };
+  Running sweep(Cutune(), args);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (measured() < 5 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(measured(), 5);
+  kill(sweep.pid(), SIGINT);
+  RunResult r = sweep.Wait();
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  EXPECT_THAT(r.err, AllOf(HasSubstr("interrupted: job job-"), HasSubstr(" cancelled after "),
+                           HasSubstr("its rows are kept: run the same command with --resume")));
+  EXPECT_THAT(r.err, Not(HasSubstr("running")));
+  RunResult jobs = RunProgram(Cutune(), {"jobs", "--json", "--server", daemon->target()});
+  EXPECT_EQ(Json::parse(jobs.out)["jobs"][0]["state"], "STATE_CANCELLED");
+  // --resume measures only what the cancelled sweep had not.
+  std::vector<std::string> resume = args;
+  resume.insert(resume.end(), {"--resume", "--json"});
+  RunResult again = RunProgram(Cutune(), resume, {}, 120);
+  ASSERT_EQ(again.exit_code, kOk) << again.err;
+  const pb::SweepReport report = ParseJsonAs<pb::SweepReport>(again.out);
+  EXPECT_GE(report.job().resumed(), 5);
+  EXPECT_LT(report.job().resumed(), report.job().total());
+  EXPECT_EQ(report.job().done(), report.job().total());
+}
+
+// Every line the terminal shows, between the carriage returns that redraw the bar.
+std::vector<std::string> TerminalSegments(const std::string& text) {
+  std::vector<std::string> out;
+  for (absl::string_view line : absl::StrSplit(text, absl::ByAnyChar("\r\n"))) {
+    std::string segment(line);
+    if (absl::StartsWith(segment, "\033[K")) segment = segment.substr(3);
+    out.push_back(segment);
+  }
+  return out;
+}
+
+TEST_F(CliBatchTest, OnAnEightyColumnTerminalTheBarRedrawsInPlaceAndTablesFit) {
+  // 0: a terminal that does not say its width (80 assumed) as well as one that says 80.
+  for (int columns : {80, 0}) {
+    std::vector<std::string> args = {"sweep", "transpose", "--shape", "256x256", "--param",
+                                     "tile=32,64", "--param", "rows=8,16", "--top", "5",
+                                     "--server", daemon_->target()};
+    RunResult r = RunInTerminal(Cutune(), args, columns, {"COLUMNS="});
+    ASSERT_EQ(r.exit_code, kOk) << r.out;
+    const std::vector<std::string> segments = TerminalSegments(r.out);
+    size_t bars = 0;
+    for (const std::string& segment : segments) {
+      EXPECT_LE(segment.size(), 80u) << columns << ": " << segment;
+      bars += absl::StartsWith(segment, "[");
+    }
+    EXPECT_GT(bars, 10u) << r.out;  // redrawn, each time after a "\r"
+    // The bar never ends a line: every redraw starts from "\r", none scrolls.
+    EXPECT_EQ(r.out.find("129  ok 129\r\n["), std::string::npos);
+    EXPECT_THAT(r.out, HasSubstr("parameters: minb,pad,rows,smem,swizzle,tile,vec\r\n"));
+    EXPECT_THAT(r.out, HasSubstr("#  params  "));
+  }
+  // A wide terminal gets the whole table, as a pipe does.
+  RunResult wide = RunInTerminal(Cutune(), {"results", "transpose", "--shape", "256x256",
+                                            "--server", daemon_->target()}, 200);
+  EXPECT_THAT(wide.out, HasSubstr("#  parameters  "));
+  // The batch summary fits too.
+  RunResult batch = RunInTerminal(
+      Cutune(), {"sweep", "transpose", "--shapes", shapes_, "--param", "tile=32,64", "--param",
+                 "rows=8,16", "--top", "1", "--server", daemon_->target()}, 80, {}, 120);
+  ASSERT_EQ(batch.exit_code, kOk) << batch.out;
+  for (const std::string& segment : TerminalSegments(batch.out)) {
+    EXPECT_LE(segment.size(), 80u) << segment;
+  }
+  EXPECT_THAT(batch.out, HasSubstr("transpose: 3 shapes: 3 succeeded"));
 }
 
 TEST_F(CliBatchTest, ABadLineIsAnErrorBeforeAnythingIsQueued) {

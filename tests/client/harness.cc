@@ -1,7 +1,10 @@
 #include "tests/client/harness.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +108,57 @@ RunResult RunProgram(const std::string& program, const std::vector<std::string>&
   result.exit_code = WaitFor(pid, std::chrono::seconds(timeout_seconds));
   result.out = ReadFileOrDie(out);
   result.err = ReadFileOrDie(err);
+  return result;
+}
+
+Running::Running(const std::string& program, const std::vector<std::string>& args,
+                 const std::vector<std::string>& env) {
+  pid_ = Spawn(program, args, env, (dir_.path() / "stdout").string(),
+               (dir_.path() / "stderr").string());
+}
+
+Running::~Running() {
+  if (pid_ > 0) WaitFor(pid_, std::chrono::milliseconds(0));
+}
+
+RunResult Running::Wait(int timeout_seconds) {
+  RunResult result;
+  result.exit_code = WaitFor(pid_, std::chrono::seconds(timeout_seconds));
+  pid_ = -1;
+  result.out = ReadFileOrDie(dir_.path() / "stdout");
+  result.err = ReadFileOrDie(dir_.path() / "stderr");
+  return result;
+}
+
+RunResult RunInTerminal(const std::string& program, const std::vector<std::string>& args,
+                        int columns, const std::vector<std::string>& env, int timeout_seconds) {
+  std::vector<std::string> argv_strings = {program};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings = Environment(env);
+  auto argv = Pointers(argv_strings);
+  auto envp = Pointers(env_strings);
+  winsize size{};
+  size.ws_row = 24;
+  size.ws_col = static_cast<unsigned short>(columns);
+  int terminal = -1;
+  const pid_t pid = forkpty(&terminal, nullptr, nullptr, &size);
+  if (pid < 0) throw std::runtime_error(std::string("forkpty: ") + std::strerror(errno));
+  if (pid == 0) {
+    execve(program.c_str(), argv.data(), envp.data());
+    _exit(127);
+  }
+  RunResult result;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+  char buffer[4096];
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd ready{terminal, POLLIN, 0};
+    if (poll(&ready, 1, 100) <= 0) continue;
+    const ssize_t n = read(terminal, buffer, sizeof buffer);
+    if (n <= 0) break;  // EIO: the program closed the terminal (it exited)
+    result.out.append(buffer, static_cast<size_t>(n));
+  }
+  close(terminal);
+  result.exit_code = WaitFor(pid, std::chrono::seconds(1));
   return result;
 }
 

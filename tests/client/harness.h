@@ -33,6 +33,26 @@ std::string FakeWorker();  // tests/worker's stand-in for the GPU worker, built 
 RunResult RunProgram(const std::string& program, const std::vector<std::string>& args,
                      const std::vector<std::string>& env = {}, int timeout_seconds = 60);
 
+// A program left running, to be signalled: stdout and stderr go to files, as in RunProgram.
+class Running {
+ public:
+  Running(const std::string& program, const std::vector<std::string>& args,
+          const std::vector<std::string>& env = {});
+  ~Running();  // kills it if still running
+  pid_t pid() const { return pid_; }
+  RunResult Wait(int timeout_seconds = 60);  // then killed
+
+ private:
+  TempDir dir_;
+  pid_t pid_ = -1;
+};
+
+// Runs `program` on a pseudo-terminal of `columns` x 24 (0: a terminal that does not say its
+// width): what it wrote to the terminal (stdout and stderr together) and its exit code.
+RunResult RunInTerminal(const std::string& program, const std::vector<std::string>& args,
+                        int columns, const std::vector<std::string>& env = {},
+                        int timeout_seconds = 60);
+
 class Daemon {
  public:
   // Starts cutuned and waits until `cutune devices <probe_args>` gets an answer; `env`
