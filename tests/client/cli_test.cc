@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "kernels/family.h"
 #include "nlohmann/json.hpp"
+#include "server/core/version.h"
 #include "server/tuner/strategy.h"
 #include "tests/client/harness.h"
 #include "tests/client/json_dialect.h"
@@ -151,7 +152,8 @@ TEST_F(CliTest, VersionAsksTheDaemonForItsVersionAndApiLevel) {
   RunResult r = Run({"--version"});
   ASSERT_EQ(r.exit_code, kOk) << r.err;
   EXPECT_EQ(r.out, "cutune " CUTUNE_VERSION "\ncutuned " CUTUNE_VERSION " at " + daemon_->target() +
-                       ": API level 1, role admin (no tokens required), no GPU (serves tables)\n");
+                       absl::StrCat(": API level ", kApiLevel,
+                                    ", role admin (no tokens required), no GPU (serves tables)\n"));
   EXPECT_EQ(r.err, "");
 }
 
@@ -1114,7 +1116,7 @@ TEST(CliAuthTest, TokensAndRoles) {
   // --version says what the token may do, and without one still exits 0.
   RunResult version = run({"--version", "--token", "read-secret"});
   EXPECT_EQ(version.exit_code, kOk) << version.err;
-  EXPECT_THAT(version.out, HasSubstr(": API level 1, role read, no GPU"));
+  EXPECT_THAT(version.out, HasSubstr(absl::StrCat(": API level ", kApiLevel, ", role read, no GPU")));
   RunResult anonymous = run({"--version"});
   EXPECT_EQ(anonymous.exit_code, kOk);
   EXPECT_EQ(anonymous.out, "cutune " CUTUNE_VERSION "\n");
