@@ -464,8 +464,10 @@ void JobManager::RunWork(Lane& lane, const std::shared_ptr<Job>& job) {
   job->Update([](JobSnapshot& s) { s.state = JobState::kSucceeded; });
 }
 
+absl::StatusOr<std::string> JobManager::Ncu() const { return profile::FindNcu(options_.ncu_path); }
+
 absl::StatusOr<ProfileRun> JobManager::Profile(int ordinal, const worker::wpb::ProfileJob& message) {
-  auto ncu = profile::FindNcu(options_.ncu_path);
+  auto ncu = Ncu();
   if (!ncu.ok()) return ncu.status();
   if (!no_gpu_reason_.empty()) {
     return absl::FailedPreconditionError(

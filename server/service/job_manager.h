@@ -150,6 +150,8 @@ class JobManager {
   // found: ...") or GPUs, NOT_FOUND for an unknown GPU, UNAVAILABLE for a quarantined one or a
   // shutdown, RESOURCE_EXHAUSTED when the queue is full; else RunUnderNcu's answer.
   absl::StatusOr<ProfileRun> Profile(int ordinal, const worker::wpb::ProfileJob& job);
+  // The ncu Profile would run (profile::FindNcu of Options::ncu_path), or why there is none.
+  absl::StatusOr<std::string> Ncu() const;
 
   // Stops taking work, cancels queued and running jobs (left resumable in the store), wakes every
   // WaitForChange caller, stops the workers. Idempotent.

@@ -59,6 +59,8 @@ absl::StatusOr<pb::ProfileCandidateResponse> TunerService::Profile(
     const pb::ProfileCandidateRequest& request) {
   auto problem = Validate(request.problem());
   if (!problem.ok()) return problem.status();
+  // Said first: without ncu nothing else about the request matters.
+  if (auto ncu = jobs_.Ncu(); !ncu.ok()) return ncu.status();
   auto target = ResolveDevice(request.device(), /*need_gpu=*/true);
   if (!target.ok()) return target.status();
   const kernels::KernelFamily& family = *problem->family;
