@@ -10,6 +10,7 @@
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
+#include "client/cli/profile_view.h"
 #include "server/service/answer.h"
 #include "server/service/offline_table.h"
 #include "client/cli/render.h"
@@ -233,6 +234,7 @@ int Results(const ResultsOptions& options) {
     return kExitOk;
   }
   std::cout << "\n" << RankedTable(rows, options.top) << "\n" << RejectedSummary(rows);
+  if (std::string profiled = ProfiledRows(rows); !profiled.empty()) std::cout << "\n" << profiled;
   return kExitOk;
 }
 
