@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/dashboard/pages.h"
 #include "tests/service/harness.h"
 
 namespace cutune::service::testing {
@@ -102,6 +103,12 @@ TEST(ProfileTest, TheWinnersCountersAreStoredWithItsRowAndListed) {
     EXPECT_THAT(row.profile().metrics(), SizeIs(6));
   }
   EXPECT_EQ(profiled, 1);
+  // The dashboard's sweep page shows them too.
+  const std::string page = dashboard::SweepPage({"transpose 64x64 f32", nullptr, results});
+  EXPECT_THAT(page, HasSubstr("<h2>Profiled (Nsight Compute)</h2>"));
+  EXPECT_THAT(page, HasSubstr(">shared-memory bank conflicts</th>"));
+  EXPECT_THAT(page, HasSubstr("<td class=\"num\">1024</td><td class=\"num\">87.4%</td>"));
+  EXPECT_THAT(page, HasSubstr("<td class=\"num\">12.48 us</td><td>2025.3.1.0</td>"));
 
   // The sweep's GPU worker was stopped for the profile; the next job starts a fresh one.
   Tune(server, 128, 64);
