@@ -23,8 +23,13 @@ const pb::ProfileMetric* Find(const pb::Profile& profile, std::string_view name)
 // whole.
 std::string Value(const pb::ProfileMetric& m) {
   if (m.unit() == "%") return absl::StrCat(FormatDouble(m.value(), 1), "%");
-  if (m.unit() == "nsecond") return absl::StrCat(FormatDouble(m.value() / 1000.0, 2), " us");
-  if (m.unit() == "usecond") return absl::StrCat(FormatDouble(m.value(), 2), " us");
+  // ncu 2025.3 prints durations in "ns" with --print-units base (older ones "nsecond").
+  if (m.unit() == "ns" || m.unit() == "nsecond") {
+    return absl::StrCat(FormatDouble(m.value() / 1000.0, 2), " us");
+  }
+  if (m.unit() == "us" || m.unit() == "usecond") {
+    return absl::StrCat(FormatDouble(m.value(), 2), " us");
+  }
   std::string number = FormatDouble(m.value(), m.value() == static_cast<int64_t>(m.value()) ? 0 : 2);
   if (m.unit().empty() || m.unit() == "register/thread") return number;
   return absl::StrCat(number, " ", m.unit());

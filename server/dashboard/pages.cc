@@ -214,7 +214,7 @@ std::string ProfiledRowsTable(const pb::ListResultsResponse& results) {
       std::string cell = "n/a";
       for (const pb::ProfileMetric& m : row->profile().metrics()) {
         if (m.name() != spec.name) continue;
-        cell = m.unit() == "nsecond" ? absl::StrFormat("%.2f us", m.value() / 1000)
+        cell = m.unit() == "ns" || m.unit() == "nsecond" ? absl::StrFormat("%.2f us", m.value() / 1000)
                : m.unit() == "%"     ? absl::StrFormat("%.1f%%", m.value())
                                      : absl::StrFormat("%.0f", m.value());
       }

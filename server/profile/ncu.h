@@ -42,7 +42,7 @@ const MetricSpec* FindMetric(std::string_view name);
 struct Metric {
   std::string name;
   double value = 0;
-  std::string unit;  // as ncu prints it with --print-units base: "%", "byte", "nsecond", ""
+  std::string unit;  // as ncu prints it with --print-units base: "%", "ns", "register/thread", ""
 };
 
 // Where ncu is: `flag` (the daemon's --ncu) if given; else $CUTUNE_NCU; else the CUDA toolkit's

@@ -34,7 +34,7 @@ constexpr std::string_view kSample =
     "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"87.41\"\n"
     "\"0\",\"4242\",\"cutune-worker\",\"127.0.0.1\",\"cutune_kernel\",\"1\",\"13\",\"(32, 8, 1)\","
     "\"(128, 128, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
-    "\"gpu__time_duration.sum\",\"nsecond\",\"1,234,560\"\n"
+    "\"gpu__time_duration.sum\",\"ns\",\"1,234,560\"\n"
     "\"0\",\"4242\",\"cutune-worker\",\"127.0.0.1\",\"cutune_kernel\",\"1\",\"13\",\"(32, 8, 1)\","
     "\"(128, 128, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
     "\"l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum\",\"\",\"1,048,576\"\r\n"
@@ -60,7 +60,7 @@ TEST(NcuCsvTest, ReadsEveryMetricOfTheKernelWithItsUnit) {
   EXPECT_DOUBLE_EQ(by_name["dram__throughput.avg.pct_of_peak_sustained_elapsed"].value, 87.41);
   EXPECT_EQ(by_name["dram__throughput.avg.pct_of_peak_sustained_elapsed"].unit, "%");
   EXPECT_DOUBLE_EQ(by_name["gpu__time_duration.sum"].value, 1234560);
-  EXPECT_EQ(by_name["gpu__time_duration.sum"].unit, "nsecond");
+  EXPECT_EQ(by_name["gpu__time_duration.sum"].unit, "ns");
   EXPECT_DOUBLE_EQ(by_name["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"].value, 1048576);
   EXPECT_EQ(by_name["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"].unit, "");
   EXPECT_DOUBLE_EQ(by_name["launch__registers_per_thread"].value, 32);  // not the other kernel's

@@ -77,7 +77,7 @@ TEST(ProfileTest, TheWinnersCountersAreStoredWithItsRowAndListed) {
   for (const pb::ProfileMetric& m : response.profile().metrics()) by_name[m.name()] = m;
   EXPECT_DOUBLE_EQ(by_name["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum"].value(), 1024);
   EXPECT_DOUBLE_EQ(by_name["gpu__time_duration.sum"].value(), 12480);
-  EXPECT_EQ(by_name["gpu__time_duration.sum"].unit(), "nsecond");
+  EXPECT_EQ(by_name["gpu__time_duration.sum"].unit(), "ns");
   EXPECT_GT(response.row().time_us(), 0);
   EXPECT_EQ(response.row().params().size(), response.params().size());
 
