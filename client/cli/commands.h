@@ -61,5 +61,6 @@ void AddQueryCommands(CLI::App& app, Context& context);  // devices, get, result
 void AddSweepCommand(CLI::App& app, Context& context);
 void AddTableCommands(CLI::App& app, Context& context);
 void AddReportCommand(CLI::App& app, Context& context);
+void AddProfileCommand(CLI::App& app, Context& context);  // profile_command.cc
 
 }  // namespace cutune::cli

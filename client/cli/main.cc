@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   AddSweepCommand(app, context);
   AddTableCommands(app, context);
   AddReportCommand(app, context);
+  AddProfileCommand(app, context);
   AddSpaceCommands(app, context);
   // Every level's --help ends with the exit codes.
   for (CLI::App* command : app.get_subcommands([](CLI::App*) { return true; })) {

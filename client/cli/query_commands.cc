@@ -10,6 +10,7 @@
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/json.h"
+#include "client/cli/profile_view.h"
 #include "server/service/answer.h"
 #include "server/service/offline_table.h"
 #include "client/cli/render.h"
@@ -309,6 +310,7 @@ int Results(const ResultsOptions& options) {
   std::cout << "\n"
             << RankedTable(rows, options.top, width) << "\n"
             << RejectedSummary(rows, width);
+  if (std::string profiled = ProfiledRows(rows); !profiled.empty()) std::cout << "\n" << profiled;
   if (winner) std::cout << WinnerProvenance(*winner);
   return kExitOk;
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "charts/sweep_charts.h"
+#include "client/cli/profile_view.h"
 #include "client/cli/results_view.h"
 
 namespace cutune::cli {
@@ -294,7 +295,22 @@ absl::StatusOr<std::string> RenderReportHtml(const ReportInput& input) {
     absl::StrAppend(&s, "<div id=\"chart-", id, "\" style=\"display:inline-block\">", chart,
                     "</div>\n");
   }
-  s += "</div>\n<h2>Rejected candidates</h2>\n";
+  s += "</div>\n";
+  // Nsight Compute counters of the profiled rows (`cutune profile`, e.g. of the winner).
+  if (std::vector<const pb::Measurement*> ranked = Ranked(input.rows, 0);
+      std::any_of(ranked.begin(), ranked.end(),
+                  [](const pb::Measurement* r) { return r->profile().metrics_size() > 0; })) {
+    s += "<h2>Profiled (Nsight Compute)</h2>\n<table id=\"profiles\">\n"
+         "<tr><th>parameters</th><th>time (us)</th><th>counters</th></tr>\n";
+    for (const pb::Measurement* row : ranked) {
+      if (row->profile().metrics_size() == 0) continue;
+      absl::StrAppend(&s, "<tr><td>", Escape(FormatParams(ParamsOf(*row))), "</td><td>",
+                      absl::StrFormat("%.2f", row->time_us()), "</td><td>",
+                      Escape(ProfileLine(row->profile())), "</td></tr>\n");
+    }
+    s += "</table>\n";
+  }
+  s += "<h2>Rejected candidates</h2>\n";
   std::vector<RejectedGroup> rejected = Rejected(input.rows);
   if (rejected.empty()) {
     s += "<p style=\"margin: 0 24px\">none</p>\n";

@@ -8,7 +8,9 @@
 #include "client/cli/commands.h"
 #include "client/cli/exit_codes.h"
 #include "client/cli/render.h"
+#include "client/cli/profile_view.h"
 #include "client/cli/report.h"
+#include "client/cli/results_view.h"
 
 namespace cutune::cli {
 namespace {
@@ -68,6 +70,7 @@ int Report(const ReportOptions& options) {
   }
   std::cout << "wrote " << options.output << " (" << input.rows.size() << " rows, " << input.x
             << " x " << input.y << ")\n";
+  std::cout << ProfiledRows(input.rows);
   return kExitOk;
 }
 

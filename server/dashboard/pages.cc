@@ -1,5 +1,6 @@
 #include "server/dashboard/pages.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "absl/strings/str_cat.h"
@@ -9,6 +10,7 @@
 #include "charts/sweep_charts.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/core/types.h"
+#include "server/profile/ncu.h"
 
 namespace cutune::dashboard {
 namespace {
@@ -184,6 +186,47 @@ std::string OverviewPage(const std::string& version, const pb::ListDevicesRespon
   return Page("devices and jobs", b, jobs.jobs().empty() ? "" : kLiveScript);
 }
 
+namespace {
+
+// The rows profiled under Nsight Compute (ProfileCandidate), fastest first: one column per
+// counter, in profile::kMetrics' order; "" when none is.
+std::string ProfiledRowsTable(const pb::ListResultsResponse& results) {
+  std::vector<const pb::Measurement*> profiled;
+  for (const pb::Measurement& row : results.rows()) {
+    if (row.profile().metrics_size() > 0) profiled.push_back(&row);
+  }
+  if (profiled.empty()) return "";
+  std::sort(profiled.begin(), profiled.end(), [](const pb::Measurement* a, const pb::Measurement* b) {
+    return a->time_us() < b->time_us();
+  });
+  std::string b = "<h2>Profiled (Nsight Compute)</h2>\n<table id=\"profiles\"><tr><th>"
+                  "configuration</th><th class=\"num\">time</th>";
+  for (const profile::MetricSpec& spec : profile::kMetrics) {
+    absl::StrAppend(&b, "<th class=\"num\" title=\"", Escape(std::string(spec.name)), ": ",
+                    Escape(std::string(spec.meaning)), "\">", Escape(std::string(spec.label)),
+                    "</th>");
+  }
+  b += "<th>ncu</th></tr>\n";
+  for (const pb::Measurement* row : profiled) {
+    absl::StrAppendFormat(&b, "<tr><td><code>%s</code></td><td class=\"num\">%.2f us</td>",
+                          Escape(Params(row->params())), row->time_us());
+    for (const profile::MetricSpec& spec : profile::kMetrics) {
+      std::string cell = "n/a";
+      for (const pb::ProfileMetric& m : row->profile().metrics()) {
+        if (m.name() != spec.name) continue;
+        cell = m.unit() == "ns" || m.unit() == "nsecond" ? absl::StrFormat("%.2f us", m.value() / 1000)
+               : m.unit() == "%"     ? absl::StrFormat("%.1f%%", m.value())
+                                     : absl::StrFormat("%.0f", m.value());
+      }
+      absl::StrAppend(&b, "<td class=\"num\">", Escape(cell), "</td>");
+    }
+    absl::StrAppend(&b, "<td>", Escape(row->profile().ncu_version()), "</td></tr>\n");
+  }
+  return b + "</table>\n";
+}
+
+}  // namespace
+
 std::string SweepPage(const SweepPageInput& input) {
   std::string b = absl::StrCat("<h1>", Escape(input.problem), " on ",
                                Escape(input.results.device_model().empty()
@@ -221,6 +264,7 @@ std::string SweepPage(const SweepPageInput& input) {
                       "</div>\n");
     }
     b += "</div>\n";
+    b += ProfiledRowsTable(input.results);
   }
   const bool live = input.job != nullptr &&
                     (input.job->state() == pb::JobProgress::STATE_RUNNING ||

@@ -254,7 +254,8 @@ int main(int argc, char** argv) {
        .compile_threads = flags.compile_threads,
        .worker_path = flags.worker,
        .candidate_timeout = std::chrono::milliseconds(flags.candidate_timeout_ms),
-       .observer = &events},
+       .observer = &events,
+       .ncu_path = flags.ncu},
       **store, pool);
   // The HTTP side checks tokens with the same authorizer as the gRPC side.
   auto http_authorizer = std::make_shared<const service::Authorizer>(*authorizer);

@@ -66,6 +66,10 @@ void AddDaemonFlags(CLI::App& app, DaemonFlags& flags) {
       ->check(CLI::PositiveNumber);
   app.add_option("--compile-threads", flags.compile_threads, "NVRTC threads (0: one per core)");
   app.add_option("--worker", flags.worker, "Path of cutune-worker (default: beside cutuned)");
+  app.add_option("--ncu", flags.ncu,
+                 "Nsight Compute CLI for ProfileCandidate (default: $CUTUNE_NCU, else "
+                 "/usr/local/cuda/bin/ncu, else ncu on PATH)")
+      ->type_name("PATH");
   app.add_option("--cache-dir", flags.cache_dir,
                  "Compile cache directory (default $CUTUNE_CACHE_DIR or ~/.cache/cutune/nvrtc)");
   app.add_option("--grace-seconds", flags.grace_seconds, "Shutdown grace period on SIGTERM")

@@ -34,6 +34,7 @@ struct DaemonFlags {
   int max_queue = 8;
   int compile_threads = 0;
   std::string worker;
+  std::string ncu;  // Nsight Compute for ProfileCandidate; empty: profile::FindNcu's search
   std::string cache_dir;
   double grace_seconds = 10;
   int candidate_timeout_ms = 10'000;

@@ -141,6 +141,8 @@ class Job {
   // runs (its own first, then its shards).
   uint64_t seq = 0;
   std::vector<int> gpus;
+  // Set for a job that is not a sweep (a profile): what the lane runs instead of RunJob.
+  std::function<void()> work;
 
  private:
   mutable std::mutex mu_;
@@ -432,7 +434,11 @@ void JobManager::RunLane(Lane& lane) {
       lane.queue.pop_front();
       for (int ordinal : job->gpus) lanes_[ordinal]->held = job;
     }
-    RunJob(lane, job);
+    if (job->work) {
+      RunWork(lane, job);
+    } else {
+      RunJob(lane, job);
+    }
     std::function<void(int, bool)> health;
     {
       std::lock_guard lock(mu_);
@@ -447,6 +453,74 @@ void JobManager::RunLane(Lane& lane) {
       for (int ordinal : job->gpus) health(ordinal, !lanes_[ordinal]->worker->quarantined());
     }
   }
+}
+
+void JobManager::RunWork(Lane& lane, const std::shared_ptr<Job>& job) {
+  job->Update([](JobSnapshot& s) { s.state = JobState::kRunning; });
+  // The GPU's own worker keeps a context and the last problem's buffers; the profiled process
+  // gets the GPU to itself, and the next job starts a fresh worker.
+  lane.worker->Stop();
+  job->work();
+  job->Update([](JobSnapshot& s) { s.state = JobState::kSucceeded; });
+}
+
+absl::StatusOr<std::string> JobManager::Ncu() const { return profile::FindNcu(options_.ncu_path); }
+
+absl::StatusOr<ProfileRun> JobManager::Profile(int ordinal, const worker::wpb::ProfileJob& message) {
+  auto ncu = Ncu();
+  if (!ncu.ok()) return ncu.status();
+  if (!no_gpu_reason_.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("this host cannot profile (serving tables only): ", no_gpu_reason_));
+  }
+  struct Result {
+    absl::StatusOr<ProfileRun> run = absl::UnavailableError("the profile never ran");
+  };
+  auto result = std::make_shared<Result>();
+  std::shared_ptr<Job> job;
+  {
+    std::lock_guard lock(mu_);
+    if (shutting_down_) return absl::UnavailableError("the daemon is shutting down");
+    if (ordinal < 0 || ordinal >= static_cast<int>(lanes_.size())) {
+      return absl::NotFoundError(absl::StrCat("no GPU with ordinal ", ordinal, " (this host has ",
+                                              lanes_.size(), ")"));
+    }
+    Lane& lane = *lanes_[ordinal];
+    if (lane.worker->quarantined()) {
+      return absl::UnavailableError(
+          absl::StrCat("GPU ", ordinal, " is quarantined: its worker keeps failing to start"));
+    }
+    if (static_cast<int>(lane.queue.size()) >= options_.max_queue_per_gpu) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "GPU ", ordinal, "'s queue is full (", options_.max_queue_per_gpu,
+          " jobs); try again later"));
+    }
+    JobSnapshot snapshot;
+    snapshot.id = absl::StrFormat("profile-%06d", next_job_);
+    job = std::make_shared<Job>(std::move(snapshot), nullptr);
+    job->seq = next_job_++;
+    job->gpus = {ordinal};
+    NcuRunOptions run_options;
+    run_options.ncu = *ncu;
+    run_options.worker =
+        options_.worker_path.empty() ? worker::DefaultWorkerPath() : options_.worker_path;
+    run_options.ordinal = ordinal;
+    run_options.timeout = options_.profile_timeout;
+    run_options.cancel = &job->cancel;  // the lane holds the job while its work runs
+    job->work = [result, message, run_options] { result->run = RunUnderNcu(message, run_options); };
+    lane.queue.push_back(job);
+    lanes_changed_.notify_all();
+  }
+  uint64_t seen = 0;
+  JobSnapshot now;
+  do {
+    now = job->WaitForChange(seen, std::chrono::steady_clock::now() + std::chrono::seconds(1));
+    seen = now.version;
+  } while (!now.finished());
+  if (now.state == JobState::kCancelled) {
+    return absl::UnavailableError(absl::StrCat("the profile did not run: ", now.error));
+  }
+  return result->run;
 }
 
 void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {

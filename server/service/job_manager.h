@@ -21,6 +21,7 @@
 #include "kernels/family.h"
 #include "server/compiler/pool.h"
 #include "server/observe/events.h"
+#include "server/service/profiler.h"
 #include "server/store/store.h"
 #include "server/tuner/sweep.h"
 #include "server/worker/supervisor.h"
@@ -114,6 +115,9 @@ class JobManager {
     // Told of every job's queueing, start and end, every candidate measured, and (through the
     // workers) every worker restart and quarantine. nullptr: nobody.
     observe::Observer* observer = nullptr;
+    // Nsight Compute for Profile: a path, or empty for profile::FindNcu's search.
+    std::string ncu_path;
+    std::chrono::milliseconds profile_timeout{180'000};
   };
 
   // Starts the first GPU's worker to learn how many GPUs there are. Without a driver or GPU the
@@ -139,6 +143,16 @@ class JobManager {
                                             std::chrono::steady_clock::time_point deadline) const;
   absl::StatusOr<JobState> Cancel(const std::string& id);
 
+  // Runs `job` under Nsight Compute on GPU `ordinal` (RunUnderNcu) once no job runs there: it
+  // waits in that GPU's queue like a job, in queue order, and holds the GPU while it runs (the
+  // GPU's worker is stopped meanwhile, so nothing else has a context there; the next job starts
+  // a fresh one). Waits for the end. FAILED_PRECONDITION without ncu ("Nsight Compute (ncu) not
+  // found: ...") or GPUs, NOT_FOUND for an unknown GPU, UNAVAILABLE for a quarantined one or a
+  // shutdown, RESOURCE_EXHAUSTED when the queue is full; else RunUnderNcu's answer.
+  absl::StatusOr<ProfileRun> Profile(int ordinal, const worker::wpb::ProfileJob& job);
+  // The ncu Profile would run (profile::FindNcu of Options::ncu_path), or why there is none.
+  absl::StatusOr<std::string> Ncu() const;
+
   // Stops taking work, cancels queued and running jobs (left resumable in the store), wakes every
   // WaitForChange caller, stops the workers. Idempotent.
   void Shutdown();
@@ -156,6 +170,8 @@ class JobManager {
   // Checks and resolves a spec's shards (in place): other GPUs of its model, not quarantined.
   absl::Status ResolveShardsLocked(JobSpec& spec) const;
   void RunJob(Lane& lane, const std::shared_ptr<Job>& job);
+  // A job with work of its own (a profile): the GPU's worker stopped, then the work.
+  void RunWork(Lane& lane, const std::shared_ptr<Job>& job);
   // Ends `job` succeeded with what the stored, succeeded `sweep` found (a resume of it).
   absl::Status AnswerFromSweep(Job& job, const store::SweepInfo& sweep);
   std::shared_ptr<Job> FindLocked(const std::string& id) const;

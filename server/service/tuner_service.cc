@@ -56,15 +56,6 @@ constexpr int kMaxCandidates = 4096;      // more than a family's whole default 
 
 }  // namespace
 
-struct TunerService::Target {
-  std::optional<int> ordinal;  // a GPU of this host
-  std::string model;           // empty: nothing known (family default only)
-  int cc_major = 0;
-  int cc_minor = 0;
-  int driver_version = 0;
-  int64_t total_memory = 0;
-};
-
 AnswerDevice TunerService::AnswerDeviceOf(const Target& target) {
   return {target.model, target.cc_major, target.cc_minor, target.driver_version};
 }
@@ -476,10 +467,25 @@ grpc::Status TunerService::ListJobs(grpc::ServerContext* context, const pb::List
 absl::Status TunerService::FillResults(const std::vector<store::StoredRow>& rows,
                                        pb::ListResultsResponse* response) const {
   int64_t newest = 0;
+  std::vector<int64_t> row_ids;
+  for (const store::StoredRow& row : rows) row_ids.push_back(row.sequence);
+  auto profiles = store_.ProfilesOfRows(row_ids);
+  if (!profiles.ok()) return profiles.status();
   for (const store::StoredRow& row : rows) {
     pb::Measurement* m = response->add_rows();
     ToProto(row.measurement, m);
     m->set_sequence(row.sequence);
+    if (auto it = profiles->find(row.sequence); it != profiles->end()) {
+      pb::Profile* p = m->mutable_profile();
+      p->set_ncu_version(it->second.ncu_version);
+      p->set_profiled_at_ms(it->second.profiled_at_ms);
+      for (const store::ProfileMetric& metric : it->second.metrics) {
+        pb::ProfileMetric* out = p->add_metrics();
+        out->set_name(metric.name);
+        out->set_value(metric.value);
+        out->set_unit(metric.unit);
+      }
+    }
     newest = std::max(newest, row.sweep_id);
   }
   if (newest == 0) return absl::OkStatus();

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "cutune/v1/cutune.grpc.pb.h"
@@ -70,6 +72,10 @@ class TunerService final : public pb::Tuner::Service {
                            pb::ImportTableResponse* response) override;
   grpc::Status GetServerInfo(grpc::ServerContext* context, const pb::GetServerInfoRequest* request,
                              pb::GetServerInfoResponse* response) override;
+  // profile_handler.cc.
+  grpc::Status ProfileCandidate(grpc::ServerContext* context,
+                                const pb::ProfileCandidateRequest* request,
+                                pb::ProfileCandidateResponse* response) override;
 
   // What the read RPCs answer, without the token check (the caller has made it): the gRPC
   // handlers above and the daemon's dashboard share them.
@@ -78,7 +84,15 @@ class TunerService final : public pb::Tuner::Service {
   absl::StatusOr<pb::ListResultsResponse> Results(const pb::ListResultsRequest* request) const;
 
  private:
-  struct Target;
+  // The device a request resolves to (ResolveDevice).
+  struct Target {
+    std::optional<int> ordinal;  // a GPU of this host
+    std::string model;           // empty: nothing known (family default only)
+    int cc_major = 0;
+    int cc_minor = 0;
+    int driver_version = 0;
+    int64_t total_memory = 0;
+  };
   // The rows as messages (with their sequence) and the newest sweep's summary.
   absl::Status FillResults(const std::vector<store::StoredRow>& rows,
                            pb::ListResultsResponse* response) const;  // the device a request resolves to
@@ -86,6 +100,9 @@ class TunerService final : public pb::Tuner::Service {
   absl::StatusOr<Target> ResolveDevice(const pb::DeviceSelector& selector, bool need_gpu) const;
   // ListDevices' table_models: the device models the tables hold winners for.
   absl::Status FillTableModels(pb::ListDevicesResponse* response) const;
+  // ProfileCandidate without the token check: the configuration, its stored row, the run under
+  // ncu on the GPU (JobManager::Profile), the profile stored with the row.
+  absl::StatusOr<pb::ProfileCandidateResponse> Profile(const pb::ProfileCandidateRequest& request);
   // WAIT_FOR_TUNING: blocks until the job ends (OK if it succeeded, ABORTED if not) or until
   // shortly before the caller's deadline (DEADLINE_EXCEEDED; the job goes on).
   absl::Status AwaitJob(const grpc::ServerContext& context, const std::string& job_id);

@@ -138,8 +138,23 @@ CREATE TABLE matrix_cells (
 );
 )sql";
 
+// Version 5: Nsight Compute profiles of measured rows (ProfileCandidate): one line per counter,
+// keyed by the row and the ncu version that read it (a later profile by the same version
+// replaces it; another version's stays beside it).
+constexpr std::string_view kV4ToV5 = R"sql(
+CREATE TABLE profiles (
+  row_id INTEGER NOT NULL REFERENCES rows(id),
+  ncu_version TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  unit TEXT NOT NULL,
+  value REAL NOT NULL,
+  profiled_at_ms INTEGER NOT NULL,
+  PRIMARY KEY (row_id, ncu_version, metric)
+);
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4};
+constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -97,6 +98,18 @@ struct RowQuery {
 };
 
 enum class MergePolicy { kKeepFaster, kKeepNewer, kFailOnConflict };
+
+// An Nsight Compute profile of one stored row (profiles.cc): its counters as ncu read them.
+struct ProfileMetric {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+struct StoredProfile {
+  std::string ncu_version;
+  int64_t profiled_at_ms = 0;
+  std::vector<ProfileMetric> metrics;  // by name
+};
 
 // The kernel families' rules, which the store does not link: whether a family accepts a problem
 // (family, shape), and whether a configuration is in the family's space. Each answers OK or
@@ -211,6 +224,14 @@ class Store {
   absl::StatusOr<std::vector<SweepInfo>> ListSweeps();  // newest first
   // ok rows fastest first, then the others by outcome and parameters.
   absl::StatusOr<std::vector<StoredRow>> ListRows(const RowQuery& query);
+
+  // Stores `profile` with the row of `params` in sweep `sweep_id`, replacing the row's earlier
+  // profile by the same ncu version (profiled_at_ms 0: now). NOT_FOUND when there is no such row,
+  // INVALID_ARGUMENT for a profile without metrics or ncu version.
+  absl::Status RecordProfile(int64_t sweep_id, const Params& params, StoredProfile profile);
+  // The newest profile of each row (by StoredRow::sequence) that has one.
+  absl::StatusOr<std::map<int64_t, StoredProfile>> ProfilesOfRows(
+      const std::vector<int64_t>& row_ids);
 
   absl::StatusOr<std::vector<DeviceModel>> ListDeviceModels();
   // Winners, optionally of one device model (empty: all), unordered; none the validator refuses.

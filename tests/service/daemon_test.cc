@@ -200,7 +200,8 @@ TEST(DaemonTest, ReflectionDescribesTheApi) {
   for (const auto& m : file.service(0).method()) methods.push_back(m.name());
   EXPECT_THAT(methods, Contains("GetBestConfig"));
   EXPECT_THAT(methods, Contains("GetServerInfo"));
-  EXPECT_THAT(methods, SizeIs(11));
+  EXPECT_THAT(methods, Contains("ProfileCandidate"));
+  EXPECT_THAT(methods, SizeIs(12));
 }
 
 TEST(DaemonTest, NoReflectionFlagTurnsItOff) {

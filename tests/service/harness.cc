@@ -54,6 +54,7 @@ TestServer::TestServer(ServerOptions options) {
   JobManager::Options job_options;
   job_options.max_queue_per_gpu = options.max_queue_per_gpu;
   job_options.worker_path = options.worker_path.empty() ? FakeWorker() : options.worker_path;
+  job_options.ncu_path = options.ncu_path;
   jobs_ = std::make_unique<JobManager>(job_options, *store_, *pool_);
   service_ = std::make_unique<TunerService>(*store_, *jobs_, *pool_, std::move(options.authorizer),
                                             options.limits);

@@ -66,6 +66,7 @@ struct ServerOptions {
   Authorizer authorizer;
   std::string db_path;  // empty: a fresh database in the server's temporary directory
   ServiceLimits limits;
+  std::string ncu_path;  // JobManager::Options::ncu_path (empty: the daemon's search)
 
   static ServerOptions Worker(std::string path) {
     ServerOptions o;

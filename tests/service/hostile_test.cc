@@ -485,7 +485,8 @@ std::vector<Case> Cases() {
   // Raw bytes that are no protobuf message, to every method.
   for (const std::string method : {"ListDevices", "ListFamilies", "GetBestConfig", "StartTuning",
                                    "WatchJob", "CancelJob", "ListJobs", "ListResults",
-                                   "ExportTable", "ImportTable", "GetServerInfo"}) {
+                                   "ExportTable", "ImportTable", "GetServerInfo",
+                                   "ProfileCandidate"}) {
     add("raw garbage to " + method,
         [method](Daemon& d) { return Raw(d, method, std::string("\xff\xff\xff\xff\xff\xff\x01", 7)); },
         C::INTERNAL, "");

@@ -12,13 +12,17 @@
 //   FAKE_WORKER_HANG_FILE=F: while F exists, the next run removes it and dies (a candidate that
 //   faults) or hangs (one that times out), for tests of a whole daemon. It
 //   describes itself as an H100-like sm_90 device with 80 GiB, so the service's pruning and
-//   memory checks see real limits.
+//   memory checks see real limits. --profile JOB --result OUT is the one-shot run ncu profiles
+//   (as cutune-worker's): it reads the ProfileJob and writes an ok RunResult (FAKE_WORKER_RUN_LOG
+//   gets "profile family=F kernel=K device=K"); FAKE_WORKER_PROFILE_OUTCOME=wrong_answer makes
+//   it a wrong answer (exit 5).
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -31,14 +35,39 @@ int main(int argc, char** argv) {
   int fd = -1;
   int device = 0;
   bool fail_start = false;
+  std::string profile, result_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    if (arg == "--profile" && i + 1 < argc) profile = argv[++i];
+    if (arg == "--result" && i + 1 < argc) result_path = argv[++i];
     if (arg == "--fd" && i + 1 < argc) fd = std::atoi(argv[++i]);
     if (arg == "--device" && i + 1 < argc) device = std::atoi(argv[++i]);
     if (arg == "--fail-start") fail_start = true;
   }
   if (const char* mode = std::getenv("FAKE_WORKER_MODE"); mode && std::string(mode) == "crash")
     std::abort();
+  if (!profile.empty()) {
+    std::ifstream in(profile, std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    v1::ProfileJob job;
+    if (!in || !job.ParseFromString(bytes.str()) || !job.run().verify()) return 3;
+    if (const char* log = std::getenv("FAKE_WORKER_RUN_LOG")) {
+      std::ofstream(log, std::ios::app) << "profile family=" << job.prepare().family()
+                                        << " kernel=" << job.run().candidate().kernel()
+                                        << " device=" << device << "\n";
+    }
+    v1::RunResult result;
+    const char* outcome = std::getenv("FAKE_WORKER_PROFILE_OUTCOME");
+    const bool wrong = outcome != nullptr && std::string(outcome) == "wrong_answer";
+    result.set_outcome(wrong ? v1::OUTCOME_WRONG_ANSWER : v1::OUTCOME_OK);
+    if (wrong) result.set_detail("max abs error 1 (fake)");
+    result.mutable_stats()->set_samples(1);
+    result.mutable_stats()->set_median_us(12.5);
+    std::ofstream out(result_path, std::ios::binary | std::ios::trunc);
+    if (!result.SerializeToOstream(&out)) return 3;
+    return wrong ? 5 : 0;
+  }
   // Whether FAKE_WORKER_BREAK_FILE names this device now.
   const auto broken = [device] {
     const char* file = std::getenv("FAKE_WORKER_BREAK_FILE");
