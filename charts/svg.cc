@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <ctime>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -181,6 +182,19 @@ std::string Picture::Finish() && {
                         "class=\"provenance\">%s</text>\n</svg>\n",
                         height_ - 8, Escape(provenance_));
   return std::move(body_);
+}
+
+std::string DriverText(int version) {
+  return version > 0 ? absl::StrCat(version / 1000, ".", (version % 1000) / 10) : "—";
+}
+
+std::string DateText(int64_t ms) {
+  const std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
+  return text;
 }
 
 }  // namespace cutune::charts

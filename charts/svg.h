@@ -3,6 +3,7 @@
 // styles from the network: everything a picture needs is in its own text.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,5 +71,10 @@ class Picture {
   std::string body_;
   std::string provenance_;
 };
+
+// Provenance as every picture and page prints it: a driver version (13000 -> "13.0"; "—" for
+// none) and a time in milliseconds since the epoch ("2026-12-01 21:04 UTC").
+std::string DriverText(int version);
+std::string DateText(int64_t ms);
 
 }  // namespace cutune::charts

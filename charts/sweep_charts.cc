@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -21,19 +20,6 @@ bool Ok(const pb::Measurement& row) { return row.outcome() == pb::OUTCOME_OK && 
 std::string Short(const std::string& hash) {
   return hash.size() > 12 ? absl::StrCat(hash.substr(0, 8), "…", hash.substr(hash.size() - 4))
                           : hash;
-}
-
-std::string Driver(int version) {
-  return absl::StrCat(version / 1000, ".", (version % 1000) / 10);
-}
-
-std::string Date(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M UTC", &tm);
-  return text;
 }
 
 std::string Subtitle(const SweepData& data) { return data.problem; }
@@ -86,11 +72,11 @@ std::string ProvenanceLine(const Provenance& p) {
   parts.push_back(p.device_model.empty() ? "device unknown" : p.device_model);
   if (p.sweep_id > 0) parts.push_back(absl::StrCat("sweep ", p.sweep_id));
   if (!p.source_hash.empty()) parts.push_back(absl::StrCat("source ", Short(p.source_hash)));
-  parts.push_back(p.driver_version > 0 ? absl::StrCat("driver ", Driver(p.driver_version))
+  parts.push_back(p.driver_version > 0 ? absl::StrCat("driver ", DriverText(p.driver_version))
                                        : "driver unknown");
   parts.push_back(p.nvrtc_version.empty() ? "NVRTC unknown"
                                           : absl::StrCat("NVRTC ", p.nvrtc_version));
-  if (p.date_ms > 0) parts.push_back(Date(p.date_ms));
+  if (p.date_ms > 0) parts.push_back(DateText(p.date_ms));
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) absl::StrAppend(&out, i ? " · " : "", parts[i]);
   return out;

@@ -329,7 +329,10 @@ int Jobs(const ServerOptions& options) {
   }
   Table table({"job", "state", "problem", "done", "total", "best us", "elapsed s", "error"});
   for (const pb::JobProgress& job : response.jobs()) {
-    table.Add({job.job_id(), EnumLabel(job.state()), Describe(job.problem()),
+    // A sweep that ran to its end without one valid candidate did not find what it was for.
+    const bool found_nothing = job.state() == pb::JobProgress::STATE_SUCCEEDED && !job.has_best();
+    table.Add({job.job_id(), found_nothing ? "no valid candidate" : EnumLabel(job.state()),
+               Describe(job.problem()),
                std::to_string(job.done()), std::to_string(job.total()),
                job.has_best() ? FormatDouble(job.best().time_us(), 2) : "",
                FormatDouble(job.elapsed_seconds(), 1), OneLine(job.error())});

@@ -1,7 +1,6 @@
 #include "server/dashboard/pages.h"
 
 #include <algorithm>
-#include <ctime>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -76,17 +75,6 @@ std::string Problem(const pb::Problem& p) {
 std::string Params(const google::protobuf::Map<std::string, int64_t>& params) {
   cutune::Params sorted(params.begin(), params.end());
   return FormatParams(sorted);
-}
-
-std::string Driver(int v) { return v > 0 ? absl::StrCat(v / 1000, ".", (v % 1000) / 10) : "—"; }
-
-std::string Date(int64_t ms) {
-  const std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &tm);
-  return text;
 }
 
 std::string Seconds(double s) {
@@ -165,7 +153,7 @@ std::string OverviewPage(const std::string& version, const pb::ListDevicesRespon
           "<td class=\"num\">%d</td><td class=\"num\">%.1f GiB</td><td>%s</td><td>%s</td>"
           "<td class=\"num\">%d</td></tr>\n",
           d.ordinal(), Escape(d.name()), Escape(d.uuid()), Escape(d.compute_capability()),
-          d.sm_count(), d.total_memory_bytes() / double(1 << 30), Driver(d.driver_version()),
+          d.sm_count(), d.total_memory_bytes() / double(1 << 30), charts::DriverText(d.driver_version()),
           Badge(DeviceState(d.state())), d.queued_jobs());
     }
     b += "</table>\n";
@@ -303,8 +291,8 @@ std::string TablesPage(const std::vector<WinnerLine>& winners, const std::string
         w.measurement.percent_of_reference > 0
             ? absl::StrFormat("%.1f%%", w.measurement.percent_of_reference)
             : "—",
-        Date(w.measured_at_ms), w.sweep_id ? absl::StrCat("sweep ", *w.sweep_id) : "imported table",
-        Escape(w.provenance.source_hash.substr(0, 12)), Driver(w.provenance.driver_version),
+        charts::DateText(w.measured_at_ms), w.sweep_id ? absl::StrCat("sweep ", *w.sweep_id) : "imported table",
+        Escape(w.provenance.source_hash.substr(0, 12)), charts::DriverText(w.provenance.driver_version),
         Escape(w.provenance.nvrtc_version),
         line.stale.empty() ? Badge("current")
                            : absl::StrCat(Badge("stale"), " ", Escape(absl::StrJoin(line.stale, "; "))));

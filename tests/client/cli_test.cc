@@ -890,6 +890,10 @@ TEST_F(CliBatchTest, ASweepWithoutAValidCandidateSaysWhyAndFails) {
                            HasSubstr(" found no valid candidate: the space has no candidate "
                                      "(every combination of --param values breaks a constraint")));
   EXPECT_THAT(r.out, Not(HasSubstr("rejected: none")));
+  // `jobs` does not list it as succeeded.
+  RunResult jobs = RunProgram(Cutune(), {"jobs", "--server", daemon_->target()});
+  EXPECT_EQ(jobs.exit_code, kOk) << jobs.err;
+  EXPECT_THAT(jobs.out, AllOf(HasSubstr("no valid candidate"), Not(HasSubstr("succeeded"))));
   // In a batch the shape fails, with the same reason, and so does the batch.
   std::ofstream(shapes_, std::ios::trunc) << "256x256\n";
   std::vector<std::string> batch = {"sweep", "transpose", "--shapes", shapes_};
