@@ -204,7 +204,7 @@ TEST_F(CliTest, AnUnknownCommandIsNamedAndTheCommandsListed) {
   RunResult r = RunLocal({"frobnicate"});
   EXPECT_EQ(r.exit_code, kUsage);
   EXPECT_THAT(r.err, StartsWith("unknown command 'frobnicate' (commands: devices, get, results, "
-                                "jobs, cancel, sweep, table, report, space)\n"));
+                                "jobs, cancel, sweep, table, report, profile, space)\n"));
   RunResult nested = RunLocal({"table", "frob"});
   EXPECT_EQ(nested.exit_code, kUsage);
   EXPECT_THAT(nested.err, StartsWith("unknown command 'table frob' (commands: export, import, "
