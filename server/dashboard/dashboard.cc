@@ -1,5 +1,6 @@
 #include "server/dashboard/dashboard.h"
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
@@ -27,6 +28,29 @@ http::Response Html(int status, std::string body) {
   return r;
 }
 
+// A query value as it goes back into a Location header: unreserved characters as they are,
+// everything else percent-encoded (so no value can end the header or start another).
+std::string Encoded(std::string_view value) {
+  std::string out;
+  for (unsigned char c : value) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      absl::StrAppend(&out, "%", absl::AsciiStrToUpper(absl::StrCat(absl::Hex(c, absl::kZeroPad2))));
+    }
+  }
+  return out;
+}
+
+// A token fit for a cookie value: printable ASCII without space, quote, comma, semicolon or
+// backslash (RFC 6265's cookie-octet). Tokens from token files are; a request's may not be.
+bool CookieSafe(std::string_view token) {
+  for (unsigned char c : token) {
+    if (c <= 0x20 || c >= 0x7f || c == '"' || c == ',' || c == ';' || c == '\\') return false;
+  }
+  return !token.empty();
+}
+
 http::Response Text(int status, std::string body) {
   http::Response r{status, "text/plain; charset=utf-8", std::move(body) + "\n", {}};
   r.headers = {{"Cache-Control", "no-store"}};
@@ -45,10 +69,11 @@ void Dashboard::AddRoutes(http::Server& server) const {
   auto page = [this](http::Response (Dashboard::*handler)(const http::Request&) const) {
     return [this, handler](const http::Request& request) {
       if (auto it = request.query.find("token"); it != request.query.end()) {
+        if (!CookieSafe(it->second)) return Text(400, "token: not a token (printable ASCII only)");
         std::string rest;
         for (const auto& [name, value] : request.query) {
           if (name == "token") continue;
-          absl::StrAppend(&rest, rest.empty() ? "?" : "&", name, "=", value);
+          absl::StrAppend(&rest, rest.empty() ? "?" : "&", Encoded(name), "=", Encoded(value));
         }
         http::Response r = Text(303, "see the page without the token");
         r.headers.push_back({"Location", request.path + rest});

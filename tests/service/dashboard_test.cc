@@ -17,6 +17,7 @@ namespace cutune::service::testing {
 namespace {
 
 using ::testing::AllOf;
+using ::testing::StartsWith;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -138,6 +139,13 @@ TEST_F(DashboardTest, PagesNeedATokenAndABrowserKeepsItInACookie) {
   ASSERT_TRUE(with_query);
   EXPECT_EQ(with_query->status, 303);
   EXPECT_EQ(with_query->get_header_value("Location"), "/sweep?job=" + job_);
+  // The other query values go back percent-encoded (the client decodes them again): none can
+  // end the header and start another.
+  auto odd = client.Get(absl::StrCat("/sweep?family=a%0d%0aX-Evil:%201&token=", kRead));
+  ASSERT_TRUE(odd);
+  EXPECT_EQ(odd->status, 303);
+  EXPECT_FALSE(odd->has_header("X-Evil"));
+  EXPECT_THAT(odd->get_header_value("Location"), StartsWith("/sweep?family=a"));  // not dropped
   EXPECT_THAT(with_query->get_header_value("Set-Cookie"),
               AllOf(HasSubstr(absl::StrCat("cutune_token=", kRead)), HasSubstr("HttpOnly"),
                     HasSubstr("SameSite=Strict")));
