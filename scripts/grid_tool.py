@@ -6,10 +6,10 @@
   grid_tool.py missing TABLE FAMILY SHAPE GRID  distinct winners of the GRID shapes (a table
                                                 with rows) not yet measured at SHAPE, one
                                                 `NAME=V,...` per line for `cutune sweep --candidates`
-  grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners of these kernel sources only
-                                                (HASH: a prefix, as `cutune space show FAMILY`
-                                                prints it), written to OUT: a shipped table holds
-                                                no winner an older kernel source measured
+  grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners (and sweeps) of these kernel
+                                                sources only (HASH: a prefix, as `cutune space
+                                                show FAMILY` prints it), written to OUT: a shipped
+                                                table holds no winner an older source measured
 """
 import json
 import os
@@ -99,6 +99,10 @@ def current(table_path, out_path, *hashes):
                 dropped += 1
         kept += len(winners)
         device["winners"] = winners
+        if "sweeps" in device:  # a table with rows: its sweeps of other sources go too
+            device["sweeps"] = [sw for sw in device["sweeps"]
+                                if sw["family"] not in wanted
+                                or sw["source_hash"].startswith(wanted[sw["family"]])]
     with open(out_path, "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")
