@@ -166,8 +166,20 @@ JobManager::JobManager(Options options, store::Store& store, compiler::CompilePo
       observer_(options_.observer ? *options_.observer : observe::NoObserver()),
       store_(store),
       pool_(pool) {
-  auto first = std::make_unique<worker::WorkerProcess>(worker::WorkerOptions{
-      .executable = options_.worker_path, .ordinal = 0, .observer = &observer_});
+  // A GPU quarantined while a job runs on it is told to health at once.
+  const auto quarantined = [this](int ordinal) {
+    std::function<void(int, bool)> health;
+    {
+      std::lock_guard lock(mu_);
+      health = health_callback_;
+    }
+    if (health) health(ordinal, false);
+  };
+  auto first = std::make_unique<worker::WorkerProcess>(
+      worker::WorkerOptions{.executable = options_.worker_path,
+                            .ordinal = 0,
+                            .observer = &observer_,
+                            .on_quarantine = quarantined});
   auto info = first->Start();
   if (absl::IsFailedPrecondition(info.status())) {
     // No driver, no device or no worker binary: this host serves tables only.
@@ -183,7 +195,8 @@ JobManager::JobManager(Options options, store::Store& store, compiler::CompilePo
                                 : std::make_unique<worker::WorkerProcess>(worker::WorkerOptions{
                                       .executable = options_.worker_path,
                                       .ordinal = ordinal,
-                                      .observer = &observer_});
+                                      .observer = &observer_,
+                                      .on_quarantine = quarantined});
     if (ordinal > 0) (void)lane->worker->Start();  // a failure shows as quarantine / state
     lanes_.push_back(std::move(lane));
   }

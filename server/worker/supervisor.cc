@@ -155,6 +155,7 @@ absl::StatusOr<wpb::DeviceInfo> WorkerProcess::StartLocked() {
         options_.observer->DeviceQuarantined(
             {options_.ordinal, start_failures_, ToStd(s.message())});
       }
+      if (options_.on_quarantine) options_.on_quarantine(options_.ordinal);
       return absl::UnavailableError(absl::StrCat(
           "GPU ", options_.ordinal, " is quarantined: its worker failed to start ",
           start_failures_, " times in a row (last: ", std::string(s.message()), ")"));

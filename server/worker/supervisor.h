@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -26,6 +27,10 @@ struct WorkerOptions {
   int max_start_failures = 3;  // consecutive failed starts before the GPU is quarantined
   // Told of every worker replaced and of the quarantine; nullptr: nobody.
   observe::Observer* observer = nullptr;
+  // Called once, by the thread that found it, when the GPU is quarantined (for health: a GPU
+  // that goes bad mid-sweep is NOT_SERVING at once, not when the sweep ends). The worker's own
+  // lock is held: the callback must not call back into this WorkerProcess's Run/Start/Prepare.
+  std::function<void(int ordinal)> on_quarantine{};
 };
 
 // Where cutune-worker lives: $CUTUNE_WORKER, else beside /proc/self/exe, else "cutune-worker".

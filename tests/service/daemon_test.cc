@@ -112,7 +112,7 @@ TEST(DaemonTest, AGpuThatGoesBadLeavesItsShardedSweepAndIsQuarantined) {
   TempDir dir;
   const std::string broken = dir.File("broken");
   auto daemon = Daemon::Start({"--db", dir.File("s.db"), "--worker", FakeWorker()},
-                              {"FAKE_WORKER_DEVICES=2", "FAKE_WORKER_RUN_MS=30",
+                              {"FAKE_WORKER_DEVICES=2", "FAKE_WORKER_RUN_MS=150",
                                "FAKE_WORKER_BREAK_FILE=" + broken});
   ASSERT_NE(daemon, nullptr);
   std::ofstream(broken) << 1;
@@ -120,15 +120,18 @@ TEST(DaemonTest, AGpuThatGoesBadLeavesItsShardedSweepAndIsQuarantined) {
   request.set_shard_all(true);
   pb::StartTuningResponse started;
   ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), request, &started).ok());
+  // Health is told when the GPU is quarantined, while GPU 0 still measures the rest (about a
+  // second of candidates), not when the job ends.
+  ASSERT_TRUE(WaitUntil([&] {
+    return Health(daemon->channel(), "cutune.v1.Tuner/gpu1") == HealthResult(kNotServing);
+  }));
+  EXPECT_EQ(JobNow(daemon->stub(), started.job_id()).state(), pb::JobProgress::STATE_RUNNING);
   const pb::JobProgress end = WaitForJob(daemon->stub(), started.job_id());
   ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
   EXPECT_EQ(end.done(), 8);
   ASSERT_THAT(end.notes(), ::testing::SizeIs(1));
   EXPECT_THAT(end.notes(0), HasSubstr("GPU 1 left the sweep"));
-  // Health is told as the job lets its GPUs go, a moment after the job's end is visible.
-  EXPECT_TRUE(WaitUntil([&] {
-    return Health(daemon->channel(), "cutune.v1.Tuner/gpu1") == HealthResult(kNotServing);
-  }));
+  EXPECT_EQ(Health(daemon->channel(), "cutune.v1.Tuner/gpu1"), HealthResult(kNotServing));
   EXPECT_EQ(Health(daemon->channel(), "cutune.v1.Tuner/gpu0"), HealthResult(kServing));
   EXPECT_THAT(daemon->log(), HasSubstr(" ERROR gpu.quarantined device=1 "));
 
