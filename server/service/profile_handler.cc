@@ -27,29 +27,17 @@ void ToProto(const store::StoredProfile& profile, pb::Profile* out) {
 // then launched once more, timed like a sample (the L2 flushed first): that launch is profiled.
 wpb::ProfileJob JobFor(const ValidProblem& problem, uint64_t seed, const Params& params,
                        const compiler::CompileResult& compiled) {
-  const kernels::KernelFamily& family = *problem.family;
   wpb::ProfileJob job;
-  wpb::Prepare* prepare = job.mutable_prepare();
-  prepare->set_family(std::string(family.name()));
-  for (int64_t d : problem.shape) prepare->add_shape(d);
-  prepare->set_dtype(std::string(DTypeName(problem.dtype)));
-  prepare->set_seed(seed);
-  wpb::Run* run = job.mutable_run();
-  wpb::Candidate* candidate = run->mutable_candidate();
-  candidate->set_key(compiled.key);
-  candidate->set_cubin(compiled.cubin);
-  candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-  const LaunchGeometry g = family.Geometry(params, problem.shape);
-  for (uint32_t v : g.grid) candidate->mutable_geometry()->add_grid(v);
-  for (uint32_t v : g.block) candidate->mutable_geometry()->add_block(v);
-  candidate->mutable_geometry()->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-  wpb::TimingPolicy* timing = run->mutable_timing();
-  timing->set_warmup(0);
-  timing->set_min_samples(1);
-  timing->set_max_samples(1);
-  timing->set_target_rel_spread(1.0);
-  timing->set_flush_l2(true);
-  run->set_verify(true);
+  *job.mutable_prepare() =
+      tuner::PrepareRequest(*problem.family, problem.shape, problem.dtype, seed);
+  wpb::TimingPolicy timing;
+  timing.set_warmup(0);
+  timing.set_min_samples(1);
+  timing.set_max_samples(1);
+  timing.set_target_rel_spread(1.0);
+  timing.set_flush_l2(true);
+  *job.mutable_run() =
+      tuner::RunRequest(*problem.family, params, problem.shape, compiled, timing, /*verify=*/true);
   return job;
 }
 
@@ -110,12 +98,11 @@ absl::StatusOr<pb::ProfileCandidateResponse> TunerService::Profile(
   if (!compiled.ok()) return compiled.status();
   if (!compiled->ok) {
     return absl::InvalidArgumentError(absl::StrCat(FormatParams(params), " does not compile for ",
-                                                   arch, ":\n",
-                                                   tuner::LogExcerpt(compiled->log)));
+                                                   arch, ":\n", tuner::LogExcerpt(compiled->log)));
   }
   const int ordinal = target->ordinal.value_or(0);
-  auto ran = jobs_.Profile(ordinal, JobFor(*problem, request.seed() ? request.seed() : 1, params,
-                                           *compiled));
+  auto ran = jobs_.Profile(
+      ordinal, JobFor(*problem, request.seed() ? request.seed() : 1, params, *compiled));
   if (!ran.ok()) return ran.status();
 
   store::StoredProfile stored{ran->ncu_version, store::NowMs(), {}};

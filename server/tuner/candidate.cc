@@ -45,4 +45,32 @@ std::string LogExcerpt(const std::string& log) {
   return absl::StrCat("...", log.substr(log.size() - kLogExcerptChars));
 }
 
+worker::v1::Prepare PrepareRequest(const kernels::KernelFamily& family, const Shape& shape,
+                                   DType dtype, uint64_t seed) {
+  worker::v1::Prepare prepare;
+  prepare.set_family(std::string(family.name()));
+  for (int64_t d : shape) prepare.add_shape(d);
+  prepare.set_dtype(std::string(DTypeName(dtype)));
+  prepare.set_seed(seed);
+  return prepare;
+}
+
+worker::v1::Run RunRequest(const kernels::KernelFamily& family, const Params& params,
+                           const Shape& shape, const compiler::CompileResult& compiled,
+                           const worker::v1::TimingPolicy& policy, bool verify) {
+  worker::v1::Run run;
+  worker::v1::Candidate* candidate = run.mutable_candidate();
+  candidate->set_key(compiled.key);
+  candidate->set_cubin(compiled.cubin);
+  candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
+  const LaunchGeometry g = family.Geometry(params, shape);
+  worker::v1::Geometry* geometry = candidate->mutable_geometry();
+  for (uint32_t v : g.grid) geometry->add_grid(v);
+  for (uint32_t v : g.block) geometry->add_block(v);
+  geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
+  *run.mutable_timing() = policy;
+  run.set_verify(verify);
+  return run;
+}
+
 }  // namespace cutune::tuner

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cutune/v1/worker.pb.h"
 #include "kernels/family.h"
 #include "server/compiler/compiler.h"
 
@@ -43,5 +44,14 @@ inline constexpr size_t kLogExcerptChars = 600;
 // The last kLogExcerptChars of a compiler log, after "..." where cut: NVRTC reports the last error
 // at the end, and a row or a table cell has room for little more.
 std::string LogExcerpt(const std::string& log);
+
+// What a worker is asked, the one place for the sweep and the profiler: set up `shape`'s
+// buffers, inputs (seeded) and reference output; and load, check (when `verify`) and time one
+// compiled candidate with its launch geometry at `shape`.
+worker::v1::Prepare PrepareRequest(const kernels::KernelFamily& family, const Shape& shape,
+                                   DType dtype, uint64_t seed);
+worker::v1::Run RunRequest(const kernels::KernelFamily& family, const Params& params,
+                           const Shape& shape, const compiler::CompileResult& compiled,
+                           const worker::v1::TimingPolicy& policy, bool verify);
 
 }  // namespace cutune::tuner

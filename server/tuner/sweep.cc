@@ -59,24 +59,6 @@ std::optional<double> OkTime(const Measurement& row) {
   return row.timing.median_us;
 }
 
-// The worker's request to load, check (when `verify`) and time one compiled candidate.
-wpb::Run RunRequest(const kernels::KernelFamily& family, const Params& params, const Shape& shape,
-                    const compiler::CompileResult& compiled, const wpb::TimingPolicy& policy,
-                    bool verify) {
-  wpb::Run run;
-  wpb::Candidate* candidate = run.mutable_candidate();
-  candidate->set_key(compiled.key);
-  candidate->set_cubin(compiled.cubin);
-  candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-  const LaunchGeometry g = family.Geometry(params, shape);
-  wpb::Geometry* geometry = candidate->mutable_geometry();
-  for (uint32_t v : g.grid) geometry->add_grid(v);
-  for (uint32_t v : g.block) geometry->add_block(v);
-  geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
-  *run.mutable_timing() = policy;
-  run.set_verify(verify);
-  return run;
-}
 
 // A proposed candidate on its way to the GPU: pruned before compilation, or compiling on the pool.
 struct Pending {
@@ -284,11 +266,8 @@ void SweepRun::Refill() {
 
 absl::Status SweepRun::Prepare() {
   auto phase = Clock::now();
-  wpb::Prepare prepare;
-  prepare.set_family(std::string(family_->name()));
-  for (int64_t d : options_.shape) prepare.add_shape(d);
-  prepare.set_dtype(std::string(DTypeName(options_.dtype)));
-  prepare.set_seed(options_.seed);
+  const wpb::Prepare prepare =
+      PrepareRequest(*family_, options_.shape, options_.dtype, options_.seed);
   // Every GPU prepares at once (inputs and reference output take seconds on large problems).
   std::map<size_t, std::future<absl::Status>> others;
   for (size_t w = 1; w < workers_.size(); ++w) {
