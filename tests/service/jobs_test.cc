@@ -253,7 +253,8 @@ TEST(JobsTest, AShardedSweepRunsOnEveryGpuOfTheModelAndStoresEachRowOnce) {
   EXPECT_EQ((*sweeps)[0].gpu_uuid, "GPU-fake-0");
 }
 
-TEST(JobsTest, JobsStartInQueueOrderWhereTheirGpusOverlapAndCrossedShardsDoNotDeadlock) {
+// (The start order itself is SchedulingTest's: here a race between two lane threads decides it.)
+TEST(JobsTest, AShardedJobWaitsForItsGpusAndCrossedShardsDoNotDeadlock) {
   ScopedEnv slow("FAKE_WORKER_RUN_MS", "30");
   ScopedEnv two("FAKE_WORKER_DEVICES", "2");
   TestServer server;
