@@ -8,7 +8,11 @@ math mode: no tensor cores) for matmul. It is for kernel work (bench/results/ker
 the product measures through cutune-worker. Lab-only parameters of edited sources: `dyn=1`
 launches a transpose variant with TILE*TILE*4 bytes of dynamic shared memory, `vstack=V` one
 block per V input tiles, `persist=K` K blocks per SM (a grid-stride variant); `carve=P` sets
-the preferred shared-memory carveout (percent; the rest of the 256 KiB is L1).
+the preferred shared-memory carveout (percent; the rest of the 256 KiB is L1); `plain=1` compiles
+with `__restrict__` defined away, so the input is read with plain `ld.global` instead of the
+read-only path (`ld.global.nc`) NVVM picks for a const restrict pointer; `tex=1|2` passes a 1-D
+linear (float4 texels with vec=4) or 2-D pitched texture object over the input in place of its
+pointer (bench/lab/transpose_tex.cu).
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
   python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu
@@ -44,7 +48,9 @@ def compile_kernel(src, params, extra=()):
         opts += ("--ptxas-options=-O1",)
     if params.get("splitk", 1) > 1:  # split-K's per-tile turn counters, as the family sets them
         opts += ("-DCT_SEMAPHORES=65536",)
-    opts += ("-std=c++17",) + tuple(extra)  # CuPy compiles for the current device
+    if params.get("plain") == 1:  # lab: plain ld.global for the input (no read-only path)
+        opts += ("-D__restrict__=",)
+    opts += ("-std=c++17", "-I" + KERNELS) + tuple(extra)  # CuPy compiles for the current device
     mod = cp.RawModule(code=src, options=opts, backend="nvrtc")
     fn = mod.get_function("cutune_kernel")
     if "carve" in params:  # lab: preferred shared-memory carveout, percent of the maximum
@@ -85,11 +91,33 @@ class Transpose:
         if p.get("persist", 0):  # lab variants: persist=k launches k blocks per SM
             sms = cp.cuda.Device().attributes["MultiProcessorCount"]
             grid = (min(grid[0], p["persist"] * sms), 1, 1)
-        args = (self.x, self.out, cp.int32(self.rows), cp.int32(self.cols))
+        src = self.texture(p["tex"], vec) if p.get("tex", 0) else self.x
+        args = (src, self.out, cp.int32(self.rows), cp.int32(self.cols))
         smem = tile * tile * 4 if p.get("dyn", 0) else 0  # lab variants with dynamic smem
         if smem > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = smem
         return lambda: fn(grid, block, args, shared_mem=smem)
+
+    def texture(self, kind, vec):
+        # lab: a texture object over the input (kept alive with the problem)
+        from cupy.cuda import runtime, texture
+        lanes = 4 if kind == 1 and vec == 4 else 1
+        ch = texture.ChannelFormatDescriptor(32, 32 if lanes == 4 else 0, 32 if lanes == 4 else 0,
+                                             32 if lanes == 4 else 0,
+                                             runtime.cudaChannelFormatKindFloat)
+        if kind == 1:
+            res = texture.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=self.x, chDesc=ch,
+                                             sizeInBytes=self.x.nbytes)
+        else:
+            res = texture.ResourceDescriptor(runtime.cudaResourceTypePitch2D, arr=self.x, chDesc=ch,
+                                             width=self.cols, height=self.rows,
+                                             pitchInBytes=self.cols * 4)
+        desc = texture.TextureDescriptor(
+            addressModes=(runtime.cudaAddressModeClamp, runtime.cudaAddressModeClamp),
+            filterMode=runtime.cudaFilterModePoint, readMode=runtime.cudaReadModeElementType)
+        obj = texture.TextureObject(res, desc)
+        self._textures = getattr(self, "_textures", []) + [obj]
+        return cp.uint64(obj.ptr)
 
     def check(self, run):
         self.x[...] = cp.random.rand(self.rows, self.cols, dtype=cp.float32)
