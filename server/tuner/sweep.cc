@@ -113,6 +113,8 @@ class SweepRun {
   // The fastest few ok rows timed again in turns, each row's median replaced by the median of
   // its medians, so that a drift in clocks or temperature hits all alike.
   void RemeasureFinalists();
+  // At most this many times SweepOptions::finalists rows are re-measured (with challengers).
+  static constexpr size_t kChallengerFactor = 3;
   // The winner: the canonical first of the finalists tied with the fastest (winner.h); and the
   // totals.
   void Finish();
@@ -459,37 +461,61 @@ void SweepRun::RemeasureFinalists() {
   const size_t wanted = static_cast<size_t>(std::max(options_.finalists, 0));
   if (finalists_.size() > wanted) finalists_.resize(wanted);
   if (finalists_.size() > 1 && !result_.cancelled && !Stopped()) {
+    // Rows whose first time beats the re-measured fastest join in batches (Challengers), each
+    // batch timed in turns with the fastest so far, up to kChallengerFactor times the finalists.
+    const size_t cap = wanted * kChallengerFactor;
     std::map<size_t, std::vector<double>> medians;
     std::map<size_t, int> rounds;  // re-measurements each finalist got
-    std::map<size_t, wpb::Run> runs;
-    for (size_t i : finalists_) {
-      const Measurement& row = result_.rows[i];
-      // Only the sweep's own GPU's figures decide: a first time measured on another GPU of
-      // the sweep is replaced by the re-measurements.
-      if (measured_by_[i] <= 0) medians[i].push_back(row.timing.median_us);
-      auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
-      if (!compiled.ok() || !compiled->ok) continue;
-      // Verified already: these runs only time.
-      runs[i] = RunRequest(*family_, row.params, options_.shape, *compiled, policy_,
-                           /*verify=*/false);
-    }
-    for (int round = 0; round < options_.remeasure_rounds; ++round) {
-      if (Stopped()) break;  // the budget also bounds the finalists' re-measurement
-      for (auto& [i, run] : runs) {
-        auto ran = home().Run(run, options_.candidate_timeout);
-        if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
-          medians[i].push_back(ran->stats().median_us());
-          ++rounds[i];
-          result_.rows[i].timing.samples += ran->stats().samples();
+    std::vector<size_t> batch = finalists_;
+    while (!batch.empty() && !Stopped()) {
+      std::map<size_t, wpb::Run> runs;
+      for (size_t i : batch) {
+        const Measurement& row = result_.rows[i];
+        // Only the sweep's own GPU's figures decide: a first time measured on another GPU of
+        // the sweep is replaced by the re-measurements.
+        if (measured_by_[i] <= 0 && medians.count(i) == 0) {
+          medians[i].push_back(row.timing.median_us);
+        }
+        auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
+        if (!compiled.ok() || !compiled->ok) continue;
+        // Verified already: these runs only time.
+        runs[i] = RunRequest(*family_, row.params, options_.shape, *compiled, policy_,
+                             /*verify=*/false);
+      }
+      for (int round = 0; round < options_.remeasure_rounds; ++round) {
+        if (Stopped()) break;  // the budget also bounds the finalists' re-measurement
+        for (auto& [i, run] : runs) {
+          auto ran = home().Run(run, options_.candidate_timeout);
+          if (ran.ok() && ran->outcome() == wpb::OUTCOME_OK) {
+            medians[i].push_back(ran->stats().median_us());
+            ++rounds[i];
+            result_.rows[i].timing.samples += ran->stats().samples();
+          }
         }
       }
+      for (size_t i : batch) {
+        std::vector<double>& values = medians[i];
+        if (values.empty()) continue;  // measured elsewhere and never again: keeps its first time
+        if (rounds[i] > 0 && std::find(remeasured_.begin(), remeasured_.end(), i) ==
+                                 remeasured_.end()) {
+          remeasured_.push_back(i);
+        }
+        result_.rows[i].timing.median_us = Median(values);
+        DeriveFigures(*family_, options_.shape, result_.reference_us, result_.rows[i]);
+      }
+      const size_t room = cap > finalists_.size() ? cap - finalists_.size() : 0;
+      batch = Challengers(result_.rows, finalists_, room);
+      if (batch.empty()) break;
+      // The fastest so far is timed again with the challengers, against drift between batches.
+      size_t fastest = finalists_.front();
+      for (size_t i : finalists_) {
+        if (RanksBefore(result_.rows[i], result_.rows[fastest])) fastest = i;
+      }
+      finalists_.insert(finalists_.end(), batch.begin(), batch.end());
+      batch.push_back(fastest);
     }
-    for (auto& [i, values] : medians) {
-      if (values.empty()) continue;  // measured elsewhere and never again: keeps its first time
-      if (rounds[i] > 0) remeasured_.push_back(i);
-      result_.rows[i].timing.median_us = Median(std::move(values));
-      DeriveFigures(*family_, options_.shape, result_.reference_us, result_.rows[i]);
-    }
+    std::sort(finalists_.begin(), finalists_.end(),
+              [&](size_t a, size_t b) { return RanksBefore(result_.rows[a], result_.rows[b]); });
   }
   result_.time.remeasure = Seconds(phase);
 }

@@ -57,7 +57,9 @@ struct SweepOptions {
   double max_seconds = 0;                // 0: no limit
   uint64_t seed = 1;                     // inputs and random strategies
   TimingOptions timing;
-  int finalists = 4;  // fastest ok rows, re-measured interleaved; the winner is one (0: none)
+  // Fastest ok rows, re-measured interleaved; then rows timed once that beat the re-measured
+  // fastest (tuner::Challengers), up to three times as many in all. The winner is one (0: none).
+  int finalists = 4;
   int remeasure_rounds = 3;
   std::chrono::milliseconds candidate_timeout{10'000};
   bool verify = true;

@@ -41,4 +41,24 @@ WinnerChoice ChooseWinner(const std::vector<Measurement>& rows,
   return choice;
 }
 
+std::vector<size_t> Challengers(const std::vector<Measurement>& rows,
+                                const std::vector<size_t>& finalists, size_t room) {
+  std::optional<size_t> fastest;
+  for (size_t i : finalists) {
+    if (rows[i].outcome != Outcome::kOk) continue;
+    if (!fastest || RanksBefore(rows[i], rows[*fastest])) fastest = i;
+  }
+  std::vector<size_t> out;
+  if (!fastest || room == 0) return out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].outcome != Outcome::kOk || !RanksBefore(rows[i], rows[*fastest])) continue;
+    if (std::find(finalists.begin(), finalists.end(), i) != finalists.end()) continue;
+    out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(),
+            [&](size_t a, size_t b) { return RanksBefore(rows[a], rows[b]); });
+  if (out.size() > room) out.resize(room);
+  return out;
+}
+
 }  // namespace cutune::tuner

@@ -30,4 +30,13 @@ WinnerChoice ChooseWinner(const std::vector<Measurement>& rows,
                           const std::vector<size_t>& finalists,
                           const std::vector<size_t>& remeasured);
 
+// The ok rows outside `finalists` that rank before the fastest finalist (RanksBefore) once the
+// finalists have been re-measured, in ranking order, at most `room` of them. The fastest first
+// times of a sweep are biased low (the luckiest of many single measurements, and re-measurement
+// on H200 puts small kernels up to ~4% above their first time), so a row timed once that looks
+// faster than the re-measured winner must be re-measured before the winner is named; a sweep
+// repeats this until there are none or no room is left.
+std::vector<size_t> Challengers(const std::vector<Measurement>& rows,
+                                const std::vector<size_t>& finalists, size_t room);
+
 }  // namespace cutune::tuner

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -120,6 +121,39 @@ TEST_F(FakeWorkerSweepTest, TheWinnerIsTheCanonicalFirstOfTheFinalistsTiedWithTh
   for (size_t k = 0; k < ranked.size(); ++k) {
     EXPECT_EQ(r->rows[ranked[k]].timing.samples, k < 4 ? 10 + 10 * options.remeasure_rounds : 10)
         << "rank " << k;
+  }
+}
+
+// On an H200 a small kernel's first time comes out below its re-measurements (and the fastest
+// of many single times is the luckiest): the fake worker's FAKE_WORKER_FIRST_SCALE makes every
+// first time 15% short. The finalists, re-measured, then lose to rows timed once; those rows
+// must be re-measured too (challengers), or the table ranks them above the winner unchecked.
+TEST_F(FakeWorkerSweepTest, RowsTimedOnceThatBeatTheReMeasuredFinalistsAreReMeasuredToo) {
+  setenv("FAKE_WORKER_FIRST_SCALE", "0.85", 1);
+  SweepOptions options = Options(24);
+  options.finalists = 2;
+  auto r = sweeper_.Run(options, nullptr);
+  unsetenv("FAKE_WORKER_FIRST_SCALE");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->winner.has_value());
+  const Measurement& winner = r->rows[*r->winner];
+  EXPECT_GT(winner.timing.samples, 10) << "the winner was re-measured";
+  size_t remeasured = 0;
+  for (const Measurement& row : r->rows) remeasured += row.timing.samples > 10;
+  EXPECT_GT(remeasured, 2u) << "challengers joined the two finalists";
+  EXPECT_LE(remeasured, 6u) << "at most three times the finalists";
+  if (remeasured < 6) {
+    for (const Measurement& row : r->rows) {
+      if (row.outcome != Outcome::kOk || !RanksBefore(row, winner)) continue;
+      EXPECT_GT(row.timing.samples, 10)
+          << FormatParams(row.params) << " ranks before the winner, timed once";
+    }
+  }
+  // Every re-measured row's median is its true time (two of three values).
+  for (const Measurement& row : r->rows) {
+    if (row.timing.samples > 10) {
+      EXPECT_EQ(row.timing.median_us, std::round(row.timing.median_us)) << FormatParams(row.params);
+    }
   }
 }
 

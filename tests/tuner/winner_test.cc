@@ -124,5 +124,18 @@ TEST(RanksBeforeTest, LowerMedianThenParameterText) {
   EXPECT_FALSE(RanksBefore(Row(8, 10, 0), Row(8, 10, 0)));
 }
 
+TEST(ChallengersTest, RowsRankedBeforeTheFastestFinalistFastestFirstWithinTheRoom) {
+  // Finalists 0 and 1, re-measured to 100 and 104; rows 2 (99), 3 (95) and 5 (97) were timed
+  // once and look faster; row 4 (101) does not; row 6 failed.
+  const std::vector<Measurement> rows = {Row(1, 104, 0.01), Row(2, 100, 0.01), Row(3, 99, 0.01),
+                                         Row(4, 95, 0.01),  Row(5, 101, 0.01), Row(6, 97, 0.01),
+                                         Row(7, 1, 0.01, Outcome::kWrongAnswer)};
+  EXPECT_THAT(Challengers(rows, {0, 1}, 10), ElementsAre(3, 5, 2));
+  EXPECT_THAT(Challengers(rows, {0, 1}, 2), ElementsAre(3, 5));
+  EXPECT_THAT(Challengers(rows, {0, 1}, 0), IsEmpty());
+  EXPECT_THAT(Challengers(rows, {0, 1, 3, 5, 2}, 10), IsEmpty()) << "all of them re-measured";
+  EXPECT_THAT(Challengers(rows, {}, 10), IsEmpty()) << "no finalist, nothing to challenge";
+}
+
 }  // namespace
 }  // namespace cutune::tuner

@@ -6,6 +6,8 @@
 //   measured, and where); FAKE_WORKER_FAST_DEVICE=K makes device K's times 2% shorter (two GPUs
 //   of one model a little apart); FAKE_WORKER_BREAK_FILE=F: while F holds this device's ordinal,
 //   its worker dies at its next run and at every start (a GPU that has gone bad);
+//   FAKE_WORKER_FIRST_SCALE=F multiplies the times of verifying runs (a candidate's first
+//   measurement) by F, as small kernels on an H200 time below their re-measurements;
 //   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory;
 //   FAKE_WORKER_POISON_FILE=F: while F exists, the next run removes it and answers as a poisoned
 //   worker does (an error marked exiting, then exit); FAKE_WORKER_CRASH_FILE=F and
@@ -150,8 +152,12 @@ int main(int argc, char** argv) {
         response.mutable_run()->set_outcome(v1::OUTCOME_OK);
         // A stable, parameter-dependent "time" so that rankings are deterministic.
         const std::string& key = request.run().candidate().key();
+        const char* first_scale = std::getenv("FAKE_WORKER_FIRST_SCALE");
+        const double first =
+            first_scale != nullptr && request.run().verify() ? std::atof(first_scale) : 1.0;
         response.mutable_run()->mutable_stats()->set_median_us(
-            scale * static_cast<double>(10 + key.size() % 7 + (key.empty() ? 0 : key[0] % 5)));
+            first * scale *
+            static_cast<double>(10 + key.size() % 7 + (key.empty() ? 0 : key[0] % 5)));
         response.mutable_run()->mutable_stats()->set_samples(10);
       }
     } else if (request.has_shutdown()) {
