@@ -89,15 +89,18 @@ int Run(const std::string& table, const std::string& measured, const std::string
       cover.push_back(fastest > 0 ? p.best_us[s] / fastest : 0);
     }
     std::printf("  portfolio's best member: %s\n", Summary(cover).c_str());
+    std::printf("  held out, the best member of the portfolio built without it: %s\n",
+                Summary(e.oracle_ratio).c_str());
     std::vector<std::pair<double, size_t>> worst;
     for (size_t i = 0; i < e.shapes.size(); ++i) worst.push_back({e.model_ratio[i], i});
     std::sort(worst.begin(), worst.end());
     std::printf("  worst shapes:");
-    for (size_t i = 0; i < std::min<size_t>(5, worst.size()); ++i) {
+    for (size_t i = 0; i < std::min<size_t>(8, worst.size()); ++i) {
       const size_t s = worst[i].second;
-      std::printf(" %s %s (predicted %.2fx, actual %.2fx);", FormatShape(e.shapes[s]).c_str(),
-                  Percent(worst[i].first).c_str(), e.predicted_slowdown[s] * model->calibration(),
-                  e.actual_slowdown[s]);
+      std::printf(" %s %s (predicted %.2fx, actual %.2fx, best member %s);",
+                  FormatShape(e.shapes[s]).c_str(), Percent(worst[i].first).c_str(),
+                  e.predicted_slowdown[s] * model->calibration(), e.actual_slowdown[s],
+                  Percent(e.oracle_ratio[s]).c_str());
     }
     std::printf("\n");
   }

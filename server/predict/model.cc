@@ -180,6 +180,11 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
     out.shapes.push_back(m.shapes[q]);
     out.model_ratio.push_back(m.best_us[q] / picked);
     out.nearest_ratio.push_back(m.best_us[q] / nearest_time);
+    double fastest = picked;
+    for (size_t c : members) {
+      if (m.time[q][c] > 0) fastest = std::min(fastest, m.time[q][c]);
+    }
+    out.oracle_ratio.push_back(m.best_us[q] / fastest);
     out.predicted_slowdown.push_back(pick->raw_slowdown);
     out.actual_slowdown.push_back(picked / m.best_us[q]);
   }

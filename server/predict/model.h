@@ -53,6 +53,9 @@ struct Evaluation {
   std::vector<Shape> shapes;
   std::vector<double> model_ratio;
   std::vector<double> nearest_ratio;
+  // The held-out shape's winner over the fastest member of the portfolio built without it: the
+  // best any model choosing among those members could do.
+  std::vector<double> oracle_ratio;
   std::vector<double> predicted_slowdown;
   std::vector<double> actual_slowdown;
 };
