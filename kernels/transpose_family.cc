@@ -13,6 +13,9 @@ int64_t Threads(const Params& p) {
   return Get(p, "tile") / Get(p, "vec") * Get(p, "rows");
 }
 
+// The input is read through the read-only path (NVVM emits ld.global.nc for the kernel's const
+// __restrict__ pointer). Plain loads time the same and a texture object is slower on every shape
+// measured (bench/results/kernel-notes.md, session 8), so the space has no load-path parameter.
 class TransposeFamilyImpl final : public KernelFamily {
  public:
   TransposeFamilyImpl()

@@ -2,12 +2,13 @@
 # Tunes the shape grids (tables/grid/*.txt) on this host's GPU and exports the tuning table with
 # its portfolio matrix: the recipe behind tables/nvidia-h200.json (see tables/README.md).
 #   scripts/tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]
-#                                [--only FILE]
+#                                [--only FILE [--matrix-all]]
 # --grid DIR: another grid (DIR/matmul.txt, DIR/transpose.txt, DIR/unseen.txt; default
 # tables/grid); --seed-tables DIR: tables cutuned imports first (default tables/); --only FILE
 # (FAMILY SHAPE per line): sweep and measure only these grid shapes, the rest of the grid being
 # in the seed tables already (shapes added to a grid, or a family whose kernel changed); it
-# implies --no-brute --no-unseen.
+# implies --no-brute --no-unseen; with --matrix-all the matrix phase still visits every grid shape
+# of the families FILE names (the new shapes' winners measured at the old shapes too).
 # Phases, each timed in OUT_DIR/grid.log:
 #   quick    every grid shape with --strategy quick (the portfolio so far, then a descent)
 #   brute    brute force on the subset in brute.txt, to show quick finds the same winners
@@ -18,7 +19,7 @@ set -uo pipefail
 out=${1:?usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR] [--only FILE]}
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid" only=""
+brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid" only="" matrix_all=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --no-brute) brute=0 ;;
@@ -26,6 +27,7 @@ while [[ $# -gt 0 ]]; do
     --seed-tables) seed_tables=$2; shift ;;
     --grid) grid=$(cd "$2" && pwd); shift ;;
     --only) only=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); brute=0 unseen=0; shift ;;
+    --matrix-all) matrix_all=1 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -39,6 +41,15 @@ shapes() { grep -v '^\s*#' "$1" | grep -v '^\s*$'; }
 visit() {
   if [[ -z $only ]]; then shapes "$grid/$1.txt"; return; fi
   shapes "$only" | awk -v f="$1" '$1 == f { print $2 }'
+}
+# matrix_visit FAMILY: the shapes the matrix phase measures at (with --matrix-all, every grid
+# shape of a family --only names).
+matrix_visit() {
+  if [[ -n $only && $matrix_all == 1 ]] && shapes "$only" | awk '{print $1}' | grep -qx "$1"; then
+    shapes "$grid/$1.txt"
+  else
+    visit "$1"
+  fi
 }
 if [[ -n $only ]]; then
   while read -r family shape; do
@@ -97,7 +108,7 @@ measure() {
 phase_start matrix
 cutune table export --rows --timeout 300 -o "$out/export.json"
 for family in transpose matmul; do
-  for shape in $(visit $family); do measure $family "$shape" matrix; done
+  for shape in $(matrix_visit $family); do measure $family "$shape" matrix; done
 done
 phase_end
 cutune table export --rows --timeout 300 -o "$out/grid-rows.json"
