@@ -33,7 +33,7 @@ double Seconds(Clock::time_point since) {
 TimingOptions TimingFor(std::string_view strategy, TimingOptions base) {
   if (strategy != "quick") return base;
   base.warmup = std::min(base.warmup, 1);
-  base.min_samples = std::min(base.min_samples, 5);
+  base.min_samples = std::min(base.min_samples, 3);
   base.max_samples = std::max(base.min_samples, std::min(base.max_samples, 50));
   base.target_rel_spread = std::max(base.target_rel_spread, 0.02);
   base.max_ms = base.max_ms > 0 ? std::min(base.max_ms, 50.0) : 50.0;

@@ -38,9 +38,11 @@ struct TimingOptions {
 };
 
 // The timing of a strategy's first measurement of each candidate: `base` for all but "quick",
-// which answers in seconds and so times each candidate briefly (one warm-up, at least 5
-// samples, stopping at 2% spread or 50 ms). The reference and the finalists' interleaved
-// re-measurement always use `base`, so the winner is chosen on full measurements.
+// which answers in seconds and so times each candidate briefly (one warm-up, at least 3
+// samples, stopping at 2% spread or 50 ms: a kernel of milliseconds is within 0.4% by then, and
+// a noisier one keeps sampling). The reference and the finalists' interleaved re-measurement
+// always use `base`, so the winner is chosen on full measurements, and a first time that came
+// out lucky is re-measured as a challenger (winner.h).
 TimingOptions TimingFor(std::string_view strategy, TimingOptions base);
 
 struct SweepOptions {

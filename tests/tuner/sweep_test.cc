@@ -298,7 +298,7 @@ TEST(TimingForTest, QuickTimesEachCandidateBrieflyAndOthersAsAsked) {
   const TimingOptions base;
   const TimingOptions quick = TimingFor("quick", base);
   EXPECT_EQ(quick.warmup, 1);
-  EXPECT_EQ(quick.min_samples, 5);
+  EXPECT_EQ(quick.min_samples, 3);
   EXPECT_EQ(quick.max_samples, 50);
   EXPECT_DOUBLE_EQ(quick.target_rel_spread, 0.02);
   EXPECT_DOUBLE_EQ(quick.max_ms, 50);
