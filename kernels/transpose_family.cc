@@ -13,6 +13,12 @@ int64_t Threads(const Params& p) {
   return Get(p, "tile") / Get(p, "vec") * Get(p, "rows");
 }
 
+// The padded and swizzle=1 kernels align each output row's window to a 32-byte sector, shifting
+// it back by up to 7 elements (kernels/transpose.cu): their tile holds 8 more input rows and
+// their grid one more tile row.
+constexpr int64_t kHalo = 8;
+bool SectorWindows(const Params& p) { return Get(p, "smem") != 0 && Get(p, "swizzle") != 2; }
+
 // The input is read through the read-only path (NVVM emits ld.global.nc for the kernel's const
 // __restrict__ pointer). Plain loads time the same and a texture object is slower on every shape
 // measured (bench/results/kernel-notes.md, session 8), so the space has no load-path parameter.
@@ -80,13 +86,16 @@ class TransposeFamilyImpl final : public KernelFamily {
   int64_t SharedBytes(const Params& params) const override {
     if (Get(params, "smem") == 0) return 0;
     const int64_t tile = Get(params, "tile");
-    return tile * (tile + Get(params, "pad")) * 4;  // swizzle=2: pad=0, the same bytes
+    const int64_t tile_rows = tile + (SectorWindows(params) ? kHalo : 0);
+    return tile_rows * (tile + Get(params, "pad")) * 4;  // swizzle=2: pad=0
   }
 
   LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {
     const int64_t tile = Get(params, "tile");
     LaunchGeometry geometry;
-    geometry.grid[0] = static_cast<uint32_t>(CeilDiv(shape[0], tile) * CeilDiv(shape[1], tile));
+    const int64_t tile_rows =
+        SectorWindows(params) ? (shape[0] + kHalo - 2) / tile + 1 : CeilDiv(shape[0], tile);
+    geometry.grid[0] = static_cast<uint32_t>(tile_rows * CeilDiv(shape[1], tile));
     geometry.block[0] = static_cast<uint32_t>(tile / Get(params, "vec"));
     geometry.block[1] = static_cast<uint32_t>(Get(params, "rows"));
     geometry.dynamic_shared_bytes = 0;  // the tile is a static array

@@ -184,9 +184,35 @@ void ExpectTilesCover(int64_t rows, int64_t cols, int64_t tile_rows, int64_t til
   EXPECT_GE(tiles_x * tile_cols, cols) << what;
 }
 
+// Replays the store windows of the transpose's padded and swizzle=1 kernels: the block of tile
+// row tr writes, of output row o (an input column), output columns [tr*tile - d, tr*tile - d +
+// tile) with d = (o*rows + base) % 8, base being where `out` starts past a 32-byte sector (in
+// floats; the launch contract guarantees 16 bytes, so 0 or 4). Checks that `tile_rows` tile rows
+// write every output element exactly once and that each window starts on a sector, or at column
+// 0, and reads only input rows the block loaded (tr*tile - 8 .. tr*tile + tile - 1).
+void ExpectSectorWindowsCover(int64_t rows, int64_t cols, int64_t tile, int64_t tile_rows,
+                              int64_t base, const std::string& what) {
+  for (int64_t o = 0; o < cols; ++o) {
+    const int64_t d = (o * rows + base) % 8;
+    int64_t next = 0;  // the first output column of row o not yet written
+    for (int64_t tr = 0; tr < tile_rows; ++tr) {
+      const int64_t begin = std::max<int64_t>(tr * tile - d, 0);
+      const int64_t end = std::min<int64_t>(tr * tile - d + tile, rows);
+      if (begin >= end) continue;
+      ASSERT_EQ(begin, next) << what << ": output row " << o << ", tile row " << tr;
+      ASSERT_TRUE(begin == 0 || (o * rows + base + begin) % 8 == 0) << what;
+      ASSERT_GE(begin, tr * tile - 8) << what;
+      ASSERT_LE(end, tr * tile + tile) << what;
+      next = end;
+    }
+    ASSERT_EQ(next, rows) << what << ": output row " << o << " not written to its end";
+  }
+}
+
 TEST(GeometryTest, TransposeCoversOddShapes) {
   const KernelFamily& family = TransposeFamily();
-  for (const Shape& shape : {Shape{8191, 4097}, Shape{1, 1}, Shape{1, 4099}, Shape{4099, 3}}) {
+  for (const Shape& shape : {Shape{8191, 4097}, Shape{1, 1}, Shape{1, 4099}, Shape{4099, 3},
+                             Shape{64, 64}, Shape{57, 64}, Shape{8192, 4096}}) {
     family.default_space().ForEachValid([&](uint64_t, const Params& p) {
       const LaunchGeometry g = family.Geometry(p, shape);
       const std::string what = FormatParams(p) + " " + FormatShape(shape);
@@ -195,8 +221,36 @@ TEST(GeometryTest, TransposeCoversOddShapes) {
       EXPECT_EQ(g.block[0] * p.at("vec"), static_cast<uint64_t>(p.at("tile"))) << what;
       EXPECT_EQ(g.block[1] * (p.at("tile") / p.at("rows")), static_cast<uint64_t>(p.at("tile")));
       EXPECT_EQ(g.dynamic_shared_bytes, 0u);
-      ExpectTilesCover(shape[0], shape[1], p.at("tile"), p.at("tile"), g.grid[0], what);
+      const int64_t tile = p.at("tile");
+      if (p.at("smem") == 0 || p.at("swizzle") == 2) {  // windows on the matrix's tiles
+        ExpectTilesCover(shape[0], shape[1], tile, tile, g.grid[0], what);
+        EXPECT_EQ(family.SharedBytes(p), p.at("smem") * tile * (tile + p.at("pad")) * 4) << what;
+        return;
+      }
+      // Windows on sectors: the tile holds 8 more input rows.
+      EXPECT_EQ(family.SharedBytes(p), (tile + 8) * (tile + p.at("pad")) * 4) << what;
+      // The kernel numbers blocks tile row first, with this count of tile rows (its own
+      // formula, kernels/transpose.cu): the grid must hold exactly that many columns of them.
+      const int64_t tiles_x = CeilDiv(shape[1], tile);
+      const int64_t tile_rows = (shape[0] + 6) / tile + 1;
+      ASSERT_EQ(g.grid[0], static_cast<uint64_t>(tile_rows * tiles_x)) << what;
+      EXPECT_LE(tile_rows, CeilDiv(shape[0], tile) + 1) << what;
+      if (shape[0] * shape[1] > 1 << 16) return;  // the big shapes once per tile edge, below
+      for (int64_t base : {0, 4}) {
+        ExpectSectorWindowsCover(shape[0], shape[1], tile, tile_rows, base, what);
+      }
     });
+    for (int64_t tile : {16, 32, 64}) {
+      Params p = family.baseline();
+      p["tile"] = tile;
+      const LaunchGeometry g = family.Geometry(p, shape);
+      const int64_t tiles_x = CeilDiv(shape[1], tile);
+      for (int64_t base : {0, 4}) {
+        ExpectSectorWindowsCover(shape[0], shape[1], tile,
+                                 static_cast<int64_t>(g.grid[0]) / tiles_x, base,
+                                 FormatParams(p) + " " + FormatShape(shape));
+      }
+    }
     const LaunchGeometry reference = family.ReferenceGeometry(shape);
     EXPECT_GE(reference.grid[0] * reference.ThreadsPerBlock(),
               static_cast<uint64_t>(shape[0] * shape[1]));
