@@ -298,7 +298,11 @@ store::StoreOptions StoreRules() {
                    int sm_count) {
     predict::LaunchFit fit;
     const kernels::KernelFamily* family = kernels::FindFamily(name);
-    if (family == nullptr) return fit;
+    // A memory-bound kernel's time is its bytes over the bandwidth its blocks keep busy, not
+    // whole waves of tiles: the fit (tiles' coverage times the last wave's busy share) only
+    // reorders its members at small shapes, where every launch is latency (transpose,
+    // leave-one-shape-out on three H200 tables: bench/results/unseen-shapes.md, section 11).
+    if (family == nullptr || family->memory_bound()) return fit;
     fit.efficiency =
         kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
     return fit;
