@@ -54,6 +54,21 @@ grpc::Status Call(pb::Tuner::Stub& stub, const pb::StartTuningRequest& request,
                           response ? response : &ignored);
 }
 
+// The launch fit the prediction model corrects by (tile coverage x the last wave's busy share)
+// describes compute-bound kernels; a memory-bound family's members keep efficiency 1.
+TEST(StoreRulesTest, TheLaunchFitIsForComputeBoundFamiliesOnly) {
+  const store::StoreOptions options = StoreRules();
+  ASSERT_TRUE(options.fit);
+  Params transpose = kernels::TransposeFamily().baseline();
+  transpose["tile"] = 64;
+  EXPECT_EQ(options.fit("transpose", transpose, {64, 64}, 132).efficiency, 1.0);
+  EXPECT_EQ(options.fit("transpose", transpose, {8191, 4097}, 132).efficiency, 1.0);
+  const Params matmul = kernels::MatmulFamily().baseline();
+  const double partial = options.fit("matmul", matmul, {1000, 1000, 77}, 132).efficiency;
+  EXPECT_GT(partial, 0.0);
+  EXPECT_LT(partial, 1.0);
+}
+
 TEST(RpcTest, ListDevicesDescribesTheWorkersGpu) {
   TestServer server;
   pb::ListDevicesResponse response;
