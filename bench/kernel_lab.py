@@ -48,6 +48,8 @@ def compile_kernel(src, params, extra=()):
         opts += ("--ptxas-options=-O1",)
     if params.get("splitk", 1) > 1:  # split-K's per-tile turn counters, as the family sets them
         opts += ("-DCT_SEMAPHORES=65536",)
+    if params.get("sk", 0) > 0:  # stream-K's per-block turn counters, as the family sets them
+        opts += ("-DCT_SEMAPHORES=1024",)
     if params.get("plain") == 1:  # lab: plain ld.global for the input (no read-only path)
         opts += ("-D__restrict__=",)
     opts += ("-std=c++17", "-I" + KERNELS) + tuple(extra)  # CuPy compiles for the current device
@@ -159,6 +161,9 @@ class Matmul:
         if smem > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = smem
         grid = (tiles * splitk, 1, 1)
+        if p.get("sk", 0) > 0:  # as the family's Geometry: sk blocks per SM, at most one per step
+            sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+            grid = (min(tiles * math.ceil(self.k / bk), p["sk"] * sms, 1024), 1, 1)
         args = (self.a, self.b, self.c, cp.int32(self.m), cp.int32(self.n), cp.int32(self.k))
         return lambda: fn(grid, (threads, 1, 1), args, shared_mem=smem)
 

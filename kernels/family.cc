@@ -269,7 +269,7 @@ double TileCoverage(const KernelFamily& family, const Params& params, const Shap
 
 double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
                         int sm_count) {
-  const LaunchGeometry g = family.Geometry(params, shape);
+  const LaunchGeometry g = family.Geometry(params, shape, sm_count);
   const double blocks = static_cast<double>(g.grid[0]) * static_cast<double>(g.grid[1]) *
                         static_cast<double>(g.grid[2]);
   const double slots = static_cast<double>(std::max(1, sm_count));

@@ -133,7 +133,9 @@ class KernelFamily {
   // and SharedBytes may only be asked about parameters that pass.
   absl::Status ValidateParams(const Params& params) const;
 
-  virtual LaunchGeometry Geometry(const Params& params, const Shape& shape) const = 0;
+  // The launch of one candidate on a GPU with `sm_count` SMs (at least 1 is assumed): only
+  // persistent grids (matmul's stream-K) depend on it.
+  virtual LaunchGeometry Geometry(const Params& params, const Shape& shape, int sm_count) const = 0;
   // The output tile's extent along each shape dimension, in shape order; 0 for a dimension the
   // launch does not tile (matmul's K). Empty: a family without output tiles. TileCoverage is
   // computed from it.

@@ -47,6 +47,7 @@ absl::Status Space::Check(const Params& params, bool strict) const {
     known.insert(parameter.name);
     auto found = params.find(parameter.name);
     if (found == params.end()) {
+      if (parameter.absent) continue;
       return absl::InvalidArgumentError(absl::StrCat("missing parameter '", parameter.name, "'"));
     }
     if (strict && std::find(parameter.values.begin(), parameter.values.end(), found->second) ==

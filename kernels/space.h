@@ -19,6 +19,11 @@ struct Parameter {
   std::string name;
   std::vector<int64_t> values;
   std::string help;
+  // For a parameter added to a space after configurations were recorded without it (tables,
+  // stored winners): the value such a configuration has, which must be what the kernel and the
+  // family's Get() make of a missing one (its define's default, 0). A configuration may then omit
+  // the parameter; without it, every parameter must be present.
+  std::optional<int64_t> absent = std::nullopt;
 };
 
 // A rule every valid candidate obeys; `text` is shown when one does not ("tile % rows == 0").
@@ -41,7 +46,8 @@ class Space {
   Params At(uint64_t index) const;
   // The text of the first constraint `params` breaks, or nullopt when it obeys all.
   std::optional<std::string> Violation(const Params& params) const;
-  // INVALID_ARGUMENT when a parameter is missing, unknown, or (strict) not among its values.
+  // INVALID_ARGUMENT when a parameter is missing (and has no `absent` value), unknown, or
+  // (strict) not among its values.
   // Not strict, a value outside the list must still be positive where every listed value is:
   // constraints and launch geometry divide by such parameters.
   absl::Status Check(const Params& params, bool strict) const;

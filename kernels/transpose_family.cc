@@ -90,7 +90,8 @@ class TransposeFamilyImpl final : public KernelFamily {
     return tile_rows * (tile + Get(params, "pad")) * 4;  // swizzle=2: pad=0
   }
 
-  LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {
+  LaunchGeometry Geometry(const Params& params, const Shape& shape,
+                          int /*sm_count*/) const override {
     const int64_t tile = Get(params, "tile");
     LaunchGeometry geometry;
     const int64_t tile_rows =

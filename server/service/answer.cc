@@ -235,7 +235,8 @@ void FillFamily(const kernels::KernelFamily& family, pb::Family* f) {
   for (const auto& [name, value] : baseline) (*f->mutable_default_params())[name] = value;
   // The contract of the default configuration. Its attributes depend on the configuration
   // alone; the grid, which a contract does not hold, is all the shape sizes.
-  const LaunchGeometry geometry = family.Geometry(baseline, Shape(family.dims().size(), 64));
+  const LaunchGeometry geometry =
+      family.Geometry(baseline, Shape(family.dims().size(), 64), /*sm_count=*/1);
   FillLaunchContract(family, baseline, geometry, DType::kF32, f->mutable_launch());
 }
 
@@ -257,7 +258,8 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
     response->add_compile_options(option);
   }
   response->add_compile_options(absl::StrCat("--gpu-architecture=", ArchOf(device)));
-  const LaunchGeometry geometry = family.Geometry(found.winner.params, problem.shape);
+  const LaunchGeometry geometry =
+      family.Geometry(found.winner.params, problem.shape, device.sm_count);
   ToProto(geometry, response->mutable_geometry());
   FillLaunchContract(family, found.winner.params, geometry, problem.dtype,
                      response->mutable_launch());

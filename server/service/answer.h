@@ -31,6 +31,7 @@ struct AnswerDevice {
   int cc_major = 0;   // 0: unknown, sm_90 assumed for compile options
   int cc_minor = 0;
   int driver_version = 0;
+  int sm_count = 0;   // 0: unknown (the launch grid of a persistent kernel assumes one SM)
 };
 std::string ArchOf(const AnswerDevice& device);  // "sm_90"
 

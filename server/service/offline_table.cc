@@ -65,7 +65,8 @@ absl::StatusOr<pb::GetBestConfigResponse> OfflineTable::Answer(
   if (!problem.ok()) return problem.status();
   auto model = ModelFromTables(*store_, request.device().model());
   if (!model.ok()) return model.status();
-  const AnswerDevice device{model->name, model->cc_major, model->cc_minor, driver_version};
+  const AnswerDevice device{model->name, model->cc_major, model->cc_minor, driver_version,
+                            model->sm_count};
   const store::LookupResult found = store_->Lookup(LookupQueryFor(*problem, device));
   pb::GetBestConfigResponse response;
   FillAnswer(*problem, device, found, request.include_source(), &response);

@@ -26,7 +26,7 @@ void ToProto(const store::StoredProfile& profile, pb::Profile* out) {
 // The one-shot worker's job: the problem as a sweep prepares it, the candidate checked once and
 // then launched once more, timed like a sample (the L2 flushed first): that launch is profiled.
 wpb::ProfileJob JobFor(const ValidProblem& problem, uint64_t seed, const Params& params,
-                       const compiler::CompileResult& compiled) {
+                       int sm_count, const compiler::CompileResult& compiled) {
   wpb::ProfileJob job;
   *job.mutable_prepare() =
       tuner::PrepareRequest(*problem.family, problem.shape, problem.dtype, seed);
@@ -37,7 +37,8 @@ wpb::ProfileJob JobFor(const ValidProblem& problem, uint64_t seed, const Params&
   timing.set_target_rel_spread(1.0);
   timing.set_flush_l2(true);
   *job.mutable_run() =
-      tuner::RunRequest(*problem.family, params, problem.shape, compiled, timing, /*verify=*/true);
+      tuner::RunRequest(*problem.family, params, problem.shape, sm_count, compiled, timing,
+                        /*verify=*/true);
   return job;
 }
 
@@ -102,7 +103,8 @@ absl::StatusOr<pb::ProfileCandidateResponse> TunerService::Profile(
   }
   const int ordinal = target->ordinal.value_or(0);
   auto ran = jobs_.Profile(
-      ordinal, JobFor(*problem, request.seed() ? request.seed() : 1, params, *compiled));
+      ordinal, JobFor(*problem, request.seed() ? request.seed() : 1, params, target->sm_count,
+                      *compiled));
   if (!ran.ok()) return ran.status();
 
   store::StoredProfile stored{ran->ncu_version, store::NowMs(), {}};

@@ -57,7 +57,7 @@ constexpr int kMaxCandidates = 4096;      // more than a family's whole default 
 }  // namespace
 
 AnswerDevice TunerService::AnswerDeviceOf(const Target& target) {
-  return {target.model, target.cc_major, target.cc_minor, target.driver_version};
+  return {target.model, target.cc_major, target.cc_minor, target.driver_version, target.sm_count};
 }
 
 TunerService::TunerService(store::Store& store, JobManager& jobs, compiler::CompilePool& pool,
@@ -98,11 +98,13 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
       t.cc_minor = gpu.device->cc_minor();
       t.driver_version = gpu.device->driver_version();
       t.total_memory = gpu.device->total_memory_bytes();
+      t.sm_count = gpu.device->sm_count();
     }
     return t;
   };
   auto from_model = [](const store::DeviceModel& m) {
-    return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes};
+    return Target{std::nullopt, m.name, m.cc_major, m.cc_minor, 0, m.total_memory_bytes,
+                  m.sm_count};
   };
   if (need_gpu && gpus.empty()) {
     return absl::FailedPreconditionError(

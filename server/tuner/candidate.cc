@@ -56,14 +56,15 @@ worker::v1::Prepare PrepareRequest(const kernels::KernelFamily& family, const Sh
 }
 
 worker::v1::Run RunRequest(const kernels::KernelFamily& family, const Params& params,
-                           const Shape& shape, const compiler::CompileResult& compiled,
+                           const Shape& shape, int sm_count,
+                           const compiler::CompileResult& compiled,
                            const worker::v1::TimingPolicy& policy, bool verify) {
   worker::v1::Run run;
   worker::v1::Candidate* candidate = run.mutable_candidate();
   candidate->set_key(compiled.key);
   candidate->set_cubin(compiled.cubin);
   candidate->set_kernel(std::string(kernels::KernelFamily::kKernelName));
-  const LaunchGeometry g = family.Geometry(params, shape);
+  const LaunchGeometry g = family.Geometry(params, shape, sm_count);
   worker::v1::Geometry* geometry = candidate->mutable_geometry();
   for (uint32_t v : g.grid) geometry->add_grid(v);
   for (uint32_t v : g.block) geometry->add_block(v);

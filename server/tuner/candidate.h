@@ -47,11 +47,12 @@ std::string LogExcerpt(const std::string& log);
 
 // What a worker is asked, the one place for the sweep and the profiler: set up `shape`'s
 // buffers, inputs (seeded) and reference output; and load, check (when `verify`) and time one
-// compiled candidate with its launch geometry at `shape`.
+// compiled candidate with its launch geometry at `shape` on a GPU of `sm_count` SMs.
 worker::v1::Prepare PrepareRequest(const kernels::KernelFamily& family, const Shape& shape,
                                    DType dtype, uint64_t seed);
 worker::v1::Run RunRequest(const kernels::KernelFamily& family, const Params& params,
-                           const Shape& shape, const compiler::CompileResult& compiled,
+                           const Shape& shape, int sm_count,
+                           const compiler::CompileResult& compiled,
                            const worker::v1::TimingPolicy& policy, bool verify);
 
 }  // namespace cutune::tuner

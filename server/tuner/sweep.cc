@@ -399,7 +399,8 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p, worker::WorkerProc
     return row;
   }
   wpb::Run run =
-      RunRequest(*family_, p.params, options_.shape, *compiled, explore_policy_, options_.verify);
+      RunRequest(*family_, p.params, options_.shape, limits_.sm_count, *compiled,
+                 explore_policy_, options_.verify);
   const std::string key = FormatParams(p.params);
   run.set_debug_hang(options_.debug_hang.count(key) > 0);
   run.set_debug_crash(options_.debug_crash.count(key) > 0);
@@ -479,7 +480,7 @@ void SweepRun::RemeasureFinalists() {
         auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
         if (!compiled.ok() || !compiled->ok) continue;
         // Verified already: these runs only time.
-        runs[i] = RunRequest(*family_, row.params, options_.shape, *compiled, policy_,
+        runs[i] = RunRequest(*family_, row.params, options_.shape, limits_.sm_count, *compiled, policy_,
                              /*verify=*/false);
       }
       for (int round = 0; round < options_.remeasure_rounds; ++round) {

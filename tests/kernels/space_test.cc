@@ -70,6 +70,17 @@ TEST(SpaceTest, CheckReportsMissingUnknownAndForeignValues) {
   EXPECT_THAT(foreign.message(), HasSubstr("a=4 is not in the space (values: 1,2,3)"));
 }
 
+// A parameter added to a space later may be absent from configurations recorded before it: they
+// have its `absent` value. Others stay required.
+TEST(SpaceTest, AParameterWithAnAbsentValueMayBeMissing) {
+  const Space space({{"a", {1, 2}, ""}, {"late", {0, 1}, "added later", /*absent=*/0}}, {});
+  EXPECT_TRUE(space.Check({{"a", 1}}, /*strict=*/true).ok());
+  EXPECT_TRUE(space.Check({{"a", 1}, {"late", 1}}, /*strict=*/true).ok());
+  EXPECT_THAT(space.Check({{"late", 1}}, true).message(), HasSubstr("missing parameter 'a'"));
+  EXPECT_THAT(space.Check({{"a", 1}, {"late", 2}}, true).message(),
+              HasSubstr("late=2 is not in the space"));
+}
+
 // A constraint that divides, like the families' (tile % vec == 0).
 Space DividingSpace() {
   return Space({{"tile", {16, 32}, ""}, {"vec", {1, 2, 4}, ""}, {"pad", {0, 1}, ""}},

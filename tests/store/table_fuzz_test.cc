@@ -208,7 +208,7 @@ void ImportAndLaunch(const std::string& text, const std::string& path) {
                         .current = {},
                         .family_default = family->baseline()};
     LookupResult answer = (*store)->Lookup(q);
-    EXPECT_GT(family->Geometry(answer.winner.params, w.shape).block[0], 0u);
+    EXPECT_GT(family->Geometry(answer.winner.params, w.shape, 132).block[0], 0u);
   }
 }
 

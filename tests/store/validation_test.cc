@@ -206,7 +206,7 @@ TEST(StoredWinnerTest, OneTheValidatorRefusesIsSkippedNotServed) {
   EXPECT_EQ(near.rung, LookupRung::kNearestShape);
   EXPECT_EQ(near.tuned_shape, (Shape{4096, 4096}));
   EXPECT_TRUE(kernels::TransposeFamily().ValidateParams(near.winner.params).ok());
-  EXPECT_GT(kernels::TransposeFamily().Geometry(near.winner.params, {8192, 8192}).grid[0], 0u);
+  EXPECT_GT(kernels::TransposeFamily().Geometry(near.winner.params, {8192, 8192}, 132).grid[0], 0u);
   absl::StatusOr<std::vector<DeviceModel>> models = store->ListDeviceModels();
   ASSERT_TRUE(models.ok());
   EXPECT_EQ(models->size(), 1u);

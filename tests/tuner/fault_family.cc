@@ -70,7 +70,8 @@ class FaultFamilyImpl final : public kernels::KernelFamily {
   absl::Status ValidateShape(const Shape& shape) const override {
     return base_.ValidateShape(shape);
   }
-  LaunchGeometry Geometry(const Params& params, const Shape& shape) const override {
+  LaunchGeometry Geometry(const Params& params, const Shape& shape,
+                          int /*sm_count*/) const override {
     const uint32_t block = params.at("mode") == kTooManyRegisters ? 1024 : 256;
     const int64_t n = shape[0] * shape[1];
     LaunchGeometry g;
