@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s: no kernel family '%s'\n", file.c_str(), parts[0].c_str());
       return 4;
     }
-    auto recorded = tuner::LoadRecordedSweep(file.string());
+    auto recorded = tuner::LoadRecordedSweep(file.string(), &family->default_space());
     if (!recorded.ok() || !recorded->best_us) {
       std::fprintf(stderr, "%s\n",
                    recorded.ok() ? "no successful candidate recorded"

@@ -11,7 +11,8 @@
 
 namespace cutune::tuner {
 
-absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
+absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path,
+                                                const kernels::Space* space) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read recorded sweep ", path));
   RecordedSweep sweep;
@@ -40,6 +41,11 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path) {
       if (!absl::SimpleAtoi(fields[i], &value))
         return bad(absl::StrCat(names[i], " is not an integer"));
       params[names[i]] = value;
+    }
+    if (space != nullptr) {
+      for (const kernels::Parameter& p : space->parameters()) {
+        if (p.absent && !params.contains(p.name)) params[p.name] = *p.absent;
+      }
     }
     std::optional<double> time;
     if (!fields.back().empty()) {

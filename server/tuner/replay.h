@@ -23,8 +23,11 @@ struct RecordedSweep {
 
 // Reads a recorded sweep: '#' comment lines, a header of parameter names ending in `time_us`,
 // then one row of integers and a time (empty: failed) per candidate. INVALID_ARGUMENT with the
-// line number for anything else; NOT_FOUND for a missing file.
-absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path);
+// line number for anything else; NOT_FOUND for a missing file. With `space`, a parameter the
+// header does not name but the space gives an `absent` value (added since the recording) is set
+// to that value in every candidate, so the recording names them as the space does.
+absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path,
+                                                const kernels::Space* space = nullptr);
 
 // The candidates of `valid` (in its order) that `recorded` measured: a recording of an older,
 // smaller version of the space replays over what it holds, so strategies can still be

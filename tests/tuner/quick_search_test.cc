@@ -89,8 +89,8 @@ TEST(QuickSearchTest, FindsTheRecordedH200MatmulWinnersFromTheOtherShapesBest) {
   std::map<std::string, RecordedSweep> recorded;
   std::map<std::string, std::vector<Params>> fastest;
   for (const std::string& shape : shapes) {
-    auto sweep = LoadRecordedSweep(std::string(CUTUNE_BENCH_DATA_DIR) + "/h200/matmul-" + shape +
-                                   ".csv");
+    auto sweep = LoadRecordedSweep(
+        std::string(CUTUNE_BENCH_DATA_DIR) + "/h200/matmul-" + shape + ".csv", &space);
     ASSERT_TRUE(sweep.ok()) << sweep.status();
     std::vector<std::pair<double, std::string>> ranked;
     for (const auto& [key, t] : sweep->times) {

@@ -49,6 +49,20 @@ TEST(ReplayTest, BadRecordingsNameTheLine) {
   }
 }
 
+// A recording from before a parameter was added names its candidates without it; with the space,
+// they get its absent value, as the space's own candidates have it.
+TEST(ReplayTest, ARecordingFromBeforeAParameterWasAddedGetsItsAbsentValue) {
+  const kernels::Space space({{"a", {1, 2}, ""}, {"late", {0, 1}, "", /*absent=*/0}}, {});
+  auto sweep = LoadRecordedSweep(Write("old.csv", "a,time_us\n1,2.0\n2,1.0\n"), &space);
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_TRUE(sweep->times.contains(FormatParams({{"a", 2}, {"late", 0}})));
+  const ValidCandidates held = RecordedSubset(EnumerateValid(space), *sweep);
+  EXPECT_EQ(held.candidates.size(), 2u);  // late=1 was never recorded
+  auto run = Replay(space, held, *sweep, "brute_force", 1, 0, 4);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->best_us, 1.0);
+}
+
 TEST(ReplayTest, ARecordingOfAnotherSpaceIsAPrecondition) {
   const kernels::Space& space = kernels::TransposeFamily().default_space();
   auto sweep = LoadRecordedSweep(Write("other.csv", "tile,time_us\n32,1.0\n"));
@@ -67,7 +81,8 @@ TEST(ReplayTest, ARecordingOfAnotherSpaceIsAPrecondition) {
 TEST(ReplayTest, LocalSearchFindsTheH200SkinnyMatmulWinnerWith15PercentOfTheEvaluations) {
   const kernels::Space& space = kernels::MatmulFamily().default_space();
   auto sweep =
-      LoadRecordedSweep(std::string(CUTUNE_BENCH_DATA_DIR) + "/h200/matmul-8192x64x8192.csv");
+      LoadRecordedSweep(std::string(CUTUNE_BENCH_DATA_DIR) + "/h200/matmul-8192x64x8192.csv",
+                        &space);
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   ASSERT_TRUE(sweep->best_us.has_value());
   // The recording is of space v6; the replay covers the candidates it holds.
