@@ -12,7 +12,8 @@ the preferred shared-memory carveout (percent; the rest of the 256 KiB is L1); `
 with `__restrict__` defined away, so the input is read with plain `ld.global` instead of the
 read-only path (`ld.global.nc`) NVVM picks for a const restrict pointer; `tex=1|2` passes a 1-D
 linear (float4 texels with vec=4) or 2-D pitched texture object over the input in place of its
-pointer (bench/lab/transpose_tex.cu).
+pointer (bench/lab/transpose_tex.cu). `sk=S` (with --src bench/lab/matmul_streamk.cu) launches the
+stream-K grid, S blocks per SM.
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
   python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu

@@ -32,15 +32,6 @@
 //                        of them, back to 0 after each launch), so results do not vary from run
 //                        to run. The family uses it for grids too small to fill the GPU (N=64).
 //                        Launches of one split-K module must not overlap (they share the turns).
-//   CT_SK                stream-K (db=1 path, CT_SPLITK=1): 0 off; else the grid is CT_SK blocks
-//                        per SM (the family's Geometry) and block b of G owns the b-th G-th of
-//                        all (C tile, K step) iterations, tile-major, so every block does the same
-//                        work whatever the tile count (no partial last wave). A block walks its
-//                        share from its last tile back to its first; a tile split between blocks
-//                        is added into C in block order, the block holding its first K steps
-//                        writing first (a turn counter per block, as split-K's), so every wait is
-//                        on a lower block, dispatched earlier, and results do not vary from run to
-//                        run. Launches of one stream-K module must not overlap either.
 // Block: threads x 1 x 1; grid: one block per C tile (x splits, split index fastest; the kernel
 // takes splits = gridDim.x / tiles, so the grid may split fewer times than CT_SPLITK), 1-D;
 // dynamic shared memory:
@@ -97,9 +88,6 @@
 #ifndef CT_SPLITK
 #define CT_SPLITK 1
 #endif
-#ifndef CT_SK
-#define CT_SK 0
-#endif
 
 #ifndef CUTUNE_REFERENCE
 
@@ -128,15 +116,11 @@
 #if CT_SPLITK > 1 && (!CT_DB || CT_STAGES || !defined(CT_SEMAPHORES))
 #error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0 and CT_SEMAPHORES (turn counters, one per C tile)"
 #endif
-#if CT_SK > 0 && (!CT_DB || CT_STAGES || CT_SPLITK > 1 || !defined(CT_SEMAPHORES))
-#error "CT_SK > 0 needs CT_DB=1, CT_STAGES=0, CT_SPLITK=1 and CT_SEMAPHORES (one per block)"
-#endif
 
 #include "common.cuh"  // CT_BOUNDS, CeilDiv, IsAligned
 
-#if CT_SPLITK > 1 || CT_SK > 0
+#if CT_SPLITK > 1
 // Split s of C tile t may add into C when turn[t] == s; the last split sets it back to 0.
-// Stream-K: indexed by the block holding the tile's first K steps.
 __device__ unsigned int cutune_splitk_turn[CT_SEMAPHORES];
 #endif
 
@@ -157,9 +141,6 @@ constexpr bool kInteriorLoop = CT_ILOOP;
 constexpr bool kWarpTiled = CT_WARP;
 constexpr int kStages = CT_STAGES;
 constexpr int kSplitK = CT_SPLITK;
-constexpr bool kStreamK = CT_SK > 0;
-// Whether a block may multiply only part of a tile's K steps.
-constexpr bool kPartialK = kSplitK > 1 || kStreamK;
 
 // The thread grid: CT_TROWS x kThreadCols thread tiles.
 constexpr int kThreadCols = CT_TCOLS;
@@ -703,7 +684,7 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
   const int M = t.M, N = t.N, K = t.K, m0 = t.m0, n0 = t.n0, tid = t.tid;
   const bool a_vec = t.a_vec, b_vec = t.b_vec;
   Staging staging;
-  if (!kPartialK || steps.begin < steps.end) {
+  if (kSplitK == 1 || steps.begin < steps.end) {
     LoadTiles(t, steps.begin * kBK, staging);
     StoreTiles(smem, tid, staging);
   }
@@ -725,7 +706,7 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
                                   tid, N, K);
       const long long b_step = static_cast<long long>(kBK) * N;
       // Steps whose tile is whole (and this split's).
-      const int whole_end = kPartialK ? min(K / kBK, steps.end) : K / kBK;
+      const int whole_end = kSplitK > 1 ? min(K / kBK, steps.end) : K / kBK;
       for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
         LoadTilesStepped(tid, b_step, q, staging);
         ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
@@ -853,7 +834,7 @@ __device__ __forceinline__ void StoreTile(float* __restrict__ C, int M, int N, i
   }
 }
 
-#if CT_SPLITK > 1 || CT_SK > 0
+#if CT_SPLITK > 1
 // The turn counter's accesses: an acquire load and a release store at GPU scope.
 __device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
   unsigned int v;
@@ -889,82 +870,6 @@ __device__ __forceinline__ void SplitKStoreTile(float* __restrict__ C, int M, in
 }
 #endif
 
-#if CT_SK > 0
-// ---- Stream-K: persistent blocks, an equal share of the iterations each ----------------------
-
-// This block's share of the tiles x steps iterations: [first, end), tile-major.
-struct IterationRange {
-  long long first;
-  long long end;
-};
-
-__device__ __forceinline__ IterationRange BlockIterations(long long total) {
-  const long long workers = gridDim.x;
-  return {blockIdx.x * total / workers, (blockIdx.x + 1) * total / workers};
-}
-
-// The block whose share holds iteration i: the last b with b * total / G <= i.
-__device__ __forceinline__ unsigned int BlockOfIteration(long long i, long long total) {
-  return static_cast<unsigned int>(((i + 1) * gridDim.x - 1) / total);
-}
-
-// One tile's part of a block's share: K steps [range.begin, range.end) of `steps`. A whole tile is
-// stored; a part is handed over in block order through the turn counter of the block holding the
-// tile's first steps (position 0 stores, later ones add; the last resets the counter to 0).
-__device__ __forceinline__ void StreamKStoreTile(float* __restrict__ C, int M, int N, int m0, int n0,
-                                                 int tid, int trow, int tcol,
-                                                 const StepRange& range, int steps,
-                                                 long long tile_first, long long total,
-                                                 const Accumulators& acc) {
-  if (range.begin == 0 && range.end == steps) {
-    StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
-    return;
-  }
-  const unsigned int head = BlockOfIteration(tile_first, total);
-  const unsigned int position = blockIdx.x - head;
-  unsigned int* const turn = &cutune_splitk_turn[head];
-  if (position > 0) {
-    if (tid == 0) {
-      while (LoadAcquire(turn) != position) __nanosleep(100);
-    }
-    __syncthreads();
-  }
-  StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/position > 0, acc);
-  __syncthreads();
-  if (tid == 0) StoreRelease(turn, range.end == steps ? 0u : position + 1u);
-}
-
-// The whole kernel for stream-K: each tile part of this block's share, last tile first (so the
-// part every other block of a tile waits for, its first K steps, is the first this block does).
-__device__ __forceinline__ void StreamKTiles(const float* __restrict__ A,
-                                             const float* __restrict__ B, float* __restrict__ C,
-                                             int M, int N, int K, float* smem) {
-  const int tiles_n = CeilDiv<kBN>(N);
-  const int steps = CeilDiv<kBK>(K);
-  const long long total = static_cast<long long>(CeilDiv<kBM>(M)) * tiles_n * steps;
-  const IterationRange share = BlockIterations(total);
-  const int tid = threadIdx.x;
-  const ThreadTile thread = ThreadTileOf(tid);
-  const bool a_vec = kVec == 4 && K % 4 == 0 && IsAligned<16>(A);
-  const bool b_vec = kVec == 4 && N % 4 == 0 && IsAligned<16>(B);
-  for (long long end = share.end; end > share.first;) {
-    const long long tile = (end - 1) / steps;
-    const long long tile_first = tile * steps;
-    const long long first = max(share.first, tile_first);
-    const StepRange range{static_cast<int>(first - tile_first), static_cast<int>(end - tile_first)};
-    const int m0 = static_cast<int>(tile / tiles_n) * kBM;
-    const int n0 = static_cast<int>(tile % tiles_n) * kBN;
-    const BlockTile t{A, B, M, N, K, m0, n0, tid, thread.row, thread.col, a_vec, b_vec};
-    Accumulators acc;
-    ZeroAccumulators(acc);
-    PipelinedMainLoop(t, range, smem, acc);
-    StreamKStoreTile(C, M, N, m0, n0, tid, thread.row, thread.col, range, steps, tile_first, total,
-                     acc);
-    end = first;
-  }
-}
-#endif
-
 }  // namespace
 
 // The dispatcher: where this block and thread work, then the candidate's main loop and epilogue.
@@ -973,9 +878,7 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
                                                     float* __restrict__ C, int M, int N, int K) {
   extern __shared__ float4 smem4[];  // float4 for 16-byte alignment of every stage
   float* smem = reinterpret_cast<float*>(smem4);
-#if CT_SK > 0
-  StreamKTiles(A, B, C, M, N, K, smem);
-#else
+
   const int tiles_n = CeilDiv<kBN>(N);
   const TileSplit ts = BlockTileSplit(M, tiles_n);
   const int m0 = (ts.tile / tiles_n) * kBM;
@@ -1003,7 +906,6 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 #else
   StoreTile(C, M, N, m0, n0, thread.row, thread.col, /*accumulate=*/false, acc);
 #endif
-#endif  // CT_SK
 }
 
 #else  // CUTUNE_REFERENCE

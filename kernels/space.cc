@@ -75,6 +75,13 @@ absl::Status Space::Check(const Params& params, bool strict) const {
   return absl::OkStatus();
 }
 
+Params Space::Complete(Params params) const {
+  for (const Parameter& p : parameters_) {
+    if (p.absent && !params.contains(p.name)) params[p.name] = *p.absent;
+  }
+  return params;
+}
+
 absl::Status Space::Admit(const Params& params, bool strict) const {
   if (absl::Status s = Check(params, strict); !s.ok()) return s;
   if (std::optional<std::string> why = Violation(params)) {

@@ -51,6 +51,9 @@ class Space {
   // Not strict, a value outside the list must still be positive where every listed value is:
   // constraints and launch geometry divide by such parameters.
   absl::Status Check(const Params& params, bool strict) const;
+  // `params` with every missing parameter that has an `absent` value set to it: a configuration
+  // recorded before those parameters existed, named as this space's candidates are.
+  Params Complete(Params params) const;
   // Whether `params` is a candidate of this space: Check, then the constraints
   // (INVALID_ARGUMENT "candidate <params> breaks a constraint: <text>"). The constraints run only
   // on parameters Check accepted, since they divide by parameter values.

@@ -42,11 +42,7 @@ absl::StatusOr<RecordedSweep> LoadRecordedSweep(const std::string& path,
         return bad(absl::StrCat(names[i], " is not an integer"));
       params[names[i]] = value;
     }
-    if (space != nullptr) {
-      for (const kernels::Parameter& p : space->parameters()) {
-        if (p.absent && !params.contains(p.name)) params[p.name] = *p.absent;
-      }
-    }
+    if (space != nullptr) params = space->Complete(std::move(params));
     std::optional<double> time;
     if (!fields.back().empty()) {
       double t = 0;

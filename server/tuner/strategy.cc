@@ -195,7 +195,8 @@ class QuickSearch final : public Search {
     invalid_ = valid.invalid;
     state_.assign(candidates_.size(), State::kUnseen);
     for (const Params& params : start) {
-      const std::optional<size_t> found = codes_.Find(params);
+      // A member recorded before a parameter was added lacks it (Space::Complete).
+      const std::optional<size_t> found = codes_.Find(space.Complete(params));
       // Members outside this (possibly narrowed) space are skipped, not an error: a portfolio
       // is tuned on the default space.
       if (found && std::find(start_.begin(), start_.end(), *found) == start_.end()) {

@@ -77,6 +77,19 @@ TEST(QuickSearchTest, SkipsMembersOutsideTheSpaceAndKeepsTheBudget) {
   EXPECT_EQ(proposed[0], valid.candidates[1]);
 }
 
+// A portfolio member recorded before a parameter was added (an older table's) lacks it: it starts
+// the search as the candidate with the parameter's absent value. (The stream-K grid of session 10
+// started from nothing but the default configuration without this.)
+TEST(QuickSearchTest, StartsFromMembersRecordedBeforeAParameterWasAdded) {
+  const kernels::Space space({{"a", {1, 2, 3}, ""}, {"late", {0, 1}, "", /*absent=*/0}}, {});
+  const ValidCandidates valid = EnumerateValid(space);
+  auto search = MakeSearch(space, valid, "quick", 1, 0, {{{"a", 3}}});
+  ASSERT_TRUE(search.ok());
+  const std::vector<Params> proposed = Drain(**search, [](const Params&) { return 1.0; });
+  ASSERT_FALSE(proposed.empty());
+  EXPECT_EQ(proposed[0], (Params{{"a", 3}, {"late", 0}}));
+}
+
 // On the H200's recorded full matmul sweeps: quick, started from only the other four
 // recordings' five fastest configurations (a grid's portfolio is far richer), lands within 2% of
 // each recording's best with under a tenth of its evaluations, with the sweep's proposal window.

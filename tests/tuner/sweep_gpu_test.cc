@@ -140,36 +140,6 @@ TEST_F(SweepGpuTest, SplitKModulesAreRightPastTheirTurnCounters) {
   }
 }
 
-// Stream-K modules where a tile's hand-over chain is long (16x16x16384: one C tile, its 2048 K
-// steps shared by every block) and where every block has parts of several tiles, on odd shapes:
-// right on the checked launch, and no hang in the timed ones (each launch leaves the turn counters
-// at 0 for the next).
-TEST_F(SweepGpuTest, StreamKModulesAreRightWithLongHandOvers) {
-  for (Shape shape : {Shape{16, 16, 16384}, Shape{1000, 1001, 204}, Shape{4097, 1023, 777}}) {
-    SweepOptions options;
-    options.family = &kernels::MatmulFamily();
-    options.shape = shape;
-    auto space = options.family->default_space().Narrow({{"sk", {1, 2}}});
-    ASSERT_TRUE(space.ok()) << space.status();
-    options.space = *space;
-    options.timing.min_samples = 3;
-    options.timing.max_samples = 3;
-    if (shape[0] > 1000) {
-      options.strategy = "random";
-      options.max_evaluations = 120;
-    }
-    SweepResult r = Sweep(options);
-    auto counts = Counts(r);
-    EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size())) << FormatShape(shape);
-    EXPECT_GT(counts[Outcome::kOk], 100) << FormatShape(shape);
-    for (const Measurement& m : r.rows) {
-      if (m.outcome != Outcome::kOk) {
-        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
-      }
-    }
-  }
-}
-
 TEST_F(SweepGpuTest, ReferenceFiguresAreMeasured) {
   SweepOptions options;
   options.family = &kernels::MatmulFamily();
