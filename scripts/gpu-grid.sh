@@ -1,26 +1,43 @@
 #!/usr/bin/env bash
-# Runs scripts/tune-grid.sh on a GPU host in its own session (it outlives one device call) and
-# follows it: scripts/gpu-grid.sh OUT [SECONDS [TUNE-GRID OPTIONS...]]. Starts the grid unless it
-# is running or done; waits up to SECONDS (default 560) and copies what it has written into OUT.
+# Runs scripts/tune-grid.sh on a GPU host within one device call and packs its state to go on in
+# the next one, on this machine or a fresh one:
+#   scripts/gpu-grid.sh OUT [SECONDS [--from GRID_TGZ] [TUNE-GRID OPTIONS...]]
+# Follows the grid for up to SECONDS (default 540; the grid starts no sweep in its last 60) and
+# writes OUT/grid.tgz (the whole state: store, sweeps, logs, exports) and OUT/grid.log. The grid
+# goes on from what this machine holds, else from --from (an earlier call's grid.tgz, carried);
+# a grid still running here from an earlier call is followed, not started again. Prints
+# COMPLETE, STOPPED (call again to go on) or RUNNING.
 set -uo pipefail
-out=${1:?usage: gpu-grid.sh OUT [SECONDS]}
-wait_s=${2:-560}
+out=${1:?usage: gpu-grid.sh OUT [SECONDS [--from GRID_TGZ] [TUNE-GRID OPTIONS...]]}
+wait_s=${2:-540}
 shift $(( $# < 2 ? $# : 2 ))
+from=""
+if [[ ${1:-} == --from ]]; then from=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2; fi
 repo=$(cd "$(dirname "$0")/.." && pwd)
 source "$repo/.gpu/env.sh"
 work=/tmp/grid-out
 export CUTUNE_CACHE_DIR=/tmp/cutune-grid-cache
-if [[ ! -f $work/started ]]; then
-  mkdir -p $work && touch $work/started
+running() { [[ -f $work/pid ]] && kill -0 "$(cat $work/pid)" 2>/dev/null; }
+if ! running; then
+  if [[ ! -f $work/options.txt && -n $from ]]; then
+    rm -rf $work
+    python3 "$repo/scripts/grid_tool.py" unpack "$from" $work || { echo "gpu-grid: cannot unpack $from" >&2; exit 2; }
+  fi
+  mkdir -p $work
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
-    --format=csv >$work/nvidia-smi.txt
-  setsid bash -c "'$repo/scripts/tune-grid.sh' $work $* >$work/stdout.log 2>&1; touch $work/finished" \
-    </dev/null &
+    --format=csv >>$work/nvidia-smi.txt
+  rm -f $work/exit
+  setsid bash -c "'$repo/scripts/tune-grid.sh' $work --stop-after $(( wait_s > 90 ? wait_s - 60 : 30 )) $*
+                  echo \$? >$work/exit" >>$work/stdout.log 2>&1 </dev/null &
+  echo $! >$work/pid
 fi
 for _ in $(seq "$wait_s"); do
-  [[ -f $work/finished ]] && break
+  running || break
   sleep 1
 done
 tail -5 $work/grid.log
-[[ -f $work/finished ]] && echo FINISHED || echo RUNNING
-cp -r $work/. "$out/"
+python3 "$repo/scripts/grid_tool.py" pack $work "$out/grid.tgz"
+cp $work/grid.log "$out/"
+if running; then echo RUNNING
+elif [[ -f $work/complete ]]; then echo COMPLETE
+else echo "STOPPED (exit $(cat $work/exit 2>/dev/null || echo ?)): call again to go on"; fi

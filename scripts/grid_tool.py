@@ -10,10 +10,21 @@
                                                 sources only (HASH: a prefix, as `cutune space
                                                 show FAMILY` prints it), written to OUT: a shipped
                                                 table holds no winner an older source measured
+  grid_tool.py phases SWEEPS_DIR                where the sweeps' wall time went, per tag (quick,
+                                                matrix, ...): the GPU waiting for NVRTC, the
+                                                worker's phases, the re-measured finalists
+  grid_tool.py pack STATE_DIR TGZ               a tune-grid.sh OUT_DIR as one file to carry to
+                                                another machine, its store (grid.db) copied
+                                                through SQLite's backup: whole while cutuned
+                                                writes it
+  grid_tool.py unpack TGZ STATE_DIR             the reverse, into a new or empty STATE_DIR
 """
 import json
 import os
+import sqlite3
 import sys
+import tarfile
+import tempfile
 
 
 def fmt(params):
@@ -53,6 +64,31 @@ def compare(directory):
         b, bp, _ = load_best(files["brute"])
         gap = 100.0 * (q / b - 1) if b > 0 else float("nan")
         print(f"{problem:<28} {q:>10.2f} {b:>10.2f} {gap:>7.2f}  {'yes' if qp == bp else 'no'}")
+
+
+PHASES = ("wall", "gpu_idle_compiling", "load", "verify", "time", "finalists", "reference")
+
+
+def phases(directory):
+    totals = {}
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".json"):
+            continue
+        tag = name.split("-transpose-")[0].split("-matmul-")[0]
+        try:
+            with open(os.path.join(directory, name)) as f:
+                seconds = json.load(f)["job"].get("phase_seconds", {})
+        except (OSError, ValueError, KeyError):
+            continue
+        row = totals.setdefault(tag, {"sweeps": 0})
+        row["sweeps"] += 1
+        for p in PHASES:
+            row[p] = row.get(p, 0.0) + seconds.get(p, 0.0)
+    labels = {"gpu_idle_compiling": "nvrtc_wait"}
+    print(f"{'tag':<14} {'sweeps':>6} " + " ".join(f"{labels.get(p, p):>10}" for p in PHASES)
+          + "  (seconds)")
+    for tag, row in sorted(totals.items()):
+        print(f"{tag:<14} {row['sweeps']:>6} " + " ".join(f"{row[p]:>10.1f}" for p in PHASES))
 
 
 def shapes_of(grid_file):
@@ -109,6 +145,39 @@ def current(table_path, out_path, *hashes):
     print(f"kept {kept} winners, dropped {dropped} of other kernel sources", file=sys.stderr)
 
 
+STORE = "grid.db"
+# The store's journal files (the backup holds their content) and the runner's process id.
+NOT_PACKED = {STORE, STORE + "-wal", STORE + "-shm", STORE + "-journal", "pid"}
+
+
+def pack(state_dir, tgz):
+    with tempfile.TemporaryDirectory() as tmp, tarfile.open(tgz, "w:gz") as tar:
+        store = os.path.join(state_dir, STORE)
+        if os.path.exists(store):
+            copy = os.path.join(tmp, STORE)
+            source, target = sqlite3.connect(store), sqlite3.connect(copy)
+            with target:
+                source.backup(target)
+            source.close()
+            target.close()
+            tar.add(copy, arcname=STORE)
+        for name in sorted(os.listdir(state_dir)):
+            if name not in NOT_PACKED:
+                tar.add(os.path.join(state_dir, name), arcname=name)
+
+
+def unpack(tgz, state_dir):
+    os.makedirs(state_dir, exist_ok=True)
+    if os.listdir(state_dir):
+        sys.exit(f"grid_tool unpack: {state_dir} is not empty")
+    with tarfile.open(tgz) as tar:
+        # Python < 3.11.4 (Debian 12's 3.11.2) has no extraction filters; the archive is our own.
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(state_dir, filter="data")
+        else:
+            tar.extractall(state_dir)
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "best" and len(sys.argv) == 3:
@@ -119,5 +188,11 @@ if __name__ == "__main__":
         missing(*sys.argv[2:])
     elif command == "current" and len(sys.argv) >= 5:
         current(*sys.argv[2:])
+    elif command == "phases" and len(sys.argv) == 3:
+        phases(sys.argv[2])
+    elif command == "pack" and len(sys.argv) == 4:
+        pack(*sys.argv[2:])
+    elif command == "unpack" and len(sys.argv) == 4:
+        unpack(*sys.argv[2:])
     else:
         sys.exit(__doc__)
