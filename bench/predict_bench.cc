@@ -12,6 +12,7 @@
 // 3. The lookup latency through Store::Lookup (median and p99 over many asks).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -40,6 +41,24 @@ std::string Summary(std::vector<double> r) {
   std::sort(r.begin(), r.end());
   return "median " + Percent(r[r.size() / 2]) + ", p10 " + Percent(r[r.size() / 10]) +
          ", worst " + Percent(r.front());
+}
+
+// Ratios around 1 (predicted over measured): median, 10th and 90th percentiles, extremes, and
+// the share within 25%.
+std::string Spread(std::vector<double> r) {
+  if (r.empty()) return "none";
+  std::sort(r.begin(), r.end());
+  const auto within = std::count_if(r.begin(), r.end(), [](double v) { return v >= 0.8 && v <= 1.25; });
+  double log_error = 0;
+  for (double v : r) log_error += std::fabs(std::log(v));
+  char b[200];
+  std::snprintf(b, sizeof b,
+                "median %.3f, p10 %.3f, p90 %.3f, min %.3f, max %.3f; %.0f%% within 25%%, "
+                "mean |ln| %.3f",
+                r[r.size() / 2], r[r.size() / 10], r[r.size() * 9 / 10], r.front(), r.back(),
+                100.0 * static_cast<double>(within) / static_cast<double>(r.size()),
+                log_error / static_cast<double>(r.size()));
+  return b;
 }
 
 absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::string& path, const std::string& db) {
@@ -89,6 +108,18 @@ int Run(const std::string& table, const std::string& measured, const std::string
       cover.push_back(fastest > 0 ? p.best_us[s] / fastest : 0);
     }
     std::printf("  portfolio's best member: %s\n", Summary(cover).c_str());
+    std::printf("  predicted time over measured, held out: %s\n", Spread(e.time_ratio).c_str());
+    std::vector<std::pair<double, size_t>> off;  // the farthest from 1 either way
+    for (size_t i = 0; i < e.time_ratio.size(); ++i) {
+      off.push_back({-std::fabs(std::log(e.time_ratio[i])), i});
+    }
+    std::sort(off.begin(), off.end());
+    std::printf("  farthest time predictions:");
+    for (size_t i = 0; i < std::min<size_t>(6, off.size()); ++i) {
+      std::printf(" %s %.3f;", FormatShape(e.shapes[off[i].second]).c_str(),
+                  e.time_ratio[off[i].second]);
+    }
+    std::printf("\n");
     std::printf("  held out, the best member of the portfolio built without it: %s\n",
                 Summary(e.oracle_ratio).c_str());
     std::vector<std::pair<double, size_t>> worst;

@@ -38,6 +38,25 @@ void Model::Precompute() {
     shape_features_.push_back(Features(shape));
     fit_at_.push_back(FitsAt(shape));
   }
+  floor_us_.assign(portfolio_.members.size(), 0);
+  for (size_t m = 0; m < floor_us_.size(); ++m) floor_us_[m] = LatencyFloor(m);
+}
+
+double Model::LatencyFloor(size_t member) const {
+  // The two measured shapes of least work: the line through their times, at no work, clamped
+  // to [0, the lesser time].
+  std::vector<std::pair<double, double>> measured;  // (work, time)
+  for (size_t s = 0; s < portfolio_.shapes.size(); ++s) {
+    const double t = portfolio_.Time(s, member);
+    if (t > 0) measured.push_back({Work(portfolio_.shapes[s]), t});
+  }
+  if (measured.empty()) return 0;
+  std::sort(measured.begin(), measured.end());
+  const auto [w1, t1] = measured[0];
+  if (measured.size() == 1 || !(measured[1].first > w1)) return t1;
+  const auto [w2, t2] = measured[1];
+  const double slope = (t2 - t1) / (w2 - w1);
+  return std::clamp(t1 - slope * w1, 0.0, t1);
 }
 
 namespace {
@@ -108,8 +127,9 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   out.params = p.members[m];
   out.raw_slowdown = std::exp(scores[m]);
   out.expected_slowdown = std::max(1.0, out.raw_slowdown * calibration_);
-  // The time: each measuring neighbour's time scaled by the work and by how the launch fits,
-  // averaged in log space with the neighbours' weights; the nearest one is reported as measured.
+  // The time: each measuring neighbour's time above the member's latency floor scaled by the
+  // work and by how the launch fits, on top of the floor, averaged in log space with the
+  // neighbours' weights; the nearest one is reported as measured.
   const std::vector<double> asked = Features(shape);
   const LaunchFit at_asked = fit_ ? fit_(out.params, shape) : LaunchFit{};
   std::vector<std::pair<double, size_t>> near;
@@ -122,9 +142,10 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   double sum = 0, weights = 0;
   for (const auto& [distance, s] : near) {
     const double w = 1.0 / (distance + options_.distance_offset);
-    const double log_t = std::log(p.Time(s, m)) + std::log(Work(shape) / Work(p.shapes[s])) +
-                         FitCorrection(fit_at_[s][m], at_asked);
-    sum += w * log_t;
+    const double floor = floor_us_[m];
+    const double scaled = (p.Time(s, m) - floor) * (Work(shape) / Work(p.shapes[s])) *
+                          std::exp(FitCorrection(fit_at_[s][m], at_asked));
+    sum += w * std::log(floor + scaled);
     weights += w;
   }
   if (!near.empty()) {
@@ -187,6 +208,7 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
     out.oracle_ratio.push_back(m.best_us[q] / fastest);
     out.predicted_slowdown.push_back(pick->raw_slowdown);
     out.actual_slowdown.push_back(picked / m.best_us[q]);
+    out.time_ratio.push_back(pick->predicted_time_us / picked);
   }
   return out;
 }

@@ -58,6 +58,8 @@ struct Evaluation {
   std::vector<double> oracle_ratio;
   std::vector<double> predicted_slowdown;
   std::vector<double> actual_slowdown;
+  // The predicted time of the picked member over its measured time at the held-out shape.
+  std::vector<double> time_ratio;
 };
 
 class Model {
@@ -108,6 +110,10 @@ class Model {
   Portfolio portfolio_;
   std::vector<std::vector<double>> shape_features_;
   std::vector<std::vector<LaunchFit>> fit_at_;  // [shape][member]
+  // Per member, the launch's latency: its time at no work, from its two measured shapes of least
+  // work. Predicted times scale only what lies above it.
+  double LatencyFloor(size_t member) const;
+  std::vector<double> floor_us_;
   FitFn fit_;
   ModelOptions options_;
   double calibration_ = 1;
