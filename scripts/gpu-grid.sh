@@ -33,8 +33,8 @@ if ! running; then
   fi
   mkdir -p $work $CUTUNE_CACHE_DIR
   if [[ -n $cache ]]; then
-    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
-      "$cache" $CUTUNE_CACHE_DIR || { echo "gpu-grid: cannot unpack $cache" >&2; exit 2; }
+    python3 "$repo/scripts/grid_tool.py" extract "$cache" $CUTUNE_CACHE_DIR ||
+      { echo "gpu-grid: cannot unpack $cache" >&2; exit 2; }
     echo "$(date +%T) compile cache: $(find $CUTUNE_CACHE_DIR -type f | wc -l) entries" >>$work/stdout.log
   fi
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \

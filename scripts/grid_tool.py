@@ -18,6 +18,8 @@
                                                 through SQLite's backup: whole while cutuned
                                                 writes it
   grid_tool.py unpack TGZ STATE_DIR             the reverse, into a new or empty STATE_DIR
+  grid_tool.py extract TAR DIR                  any tar (gz, xz, ...) into DIR, beside what it
+                                                holds (a compile cache filled elsewhere)
 """
 import json
 import os
@@ -166,16 +168,20 @@ def pack(state_dir, tgz):
                 tar.add(os.path.join(state_dir, name), arcname=name)
 
 
-def unpack(tgz, state_dir):
-    os.makedirs(state_dir, exist_ok=True)
-    if os.listdir(state_dir):
-        sys.exit(f"grid_tool unpack: {state_dir} is not empty")
-    with tarfile.open(tgz) as tar:
+def extract(archive, directory):
+    os.makedirs(directory, exist_ok=True)
+    with tarfile.open(archive) as tar:
         # Python < 3.11.4 (Debian 12's 3.11.2) has no extraction filters; the archive is our own.
         if hasattr(tarfile, "data_filter"):
-            tar.extractall(state_dir, filter="data")
+            tar.extractall(directory, filter="data")
         else:
-            tar.extractall(state_dir)
+            tar.extractall(directory)
+
+
+def unpack(tgz, state_dir):
+    if os.path.isdir(state_dir) and os.listdir(state_dir):
+        sys.exit(f"grid_tool unpack: {state_dir} is not empty")
+    extract(tgz, state_dir)
 
 
 if __name__ == "__main__":
@@ -194,5 +200,7 @@ if __name__ == "__main__":
         pack(*sys.argv[2:])
     elif command == "unpack" and len(sys.argv) == 4:
         unpack(*sys.argv[2:])
+    elif command == "extract" and len(sys.argv) == 4:
+        extract(*sys.argv[2:])
     else:
         sys.exit(__doc__)

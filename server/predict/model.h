@@ -106,13 +106,14 @@ class Model {
 
   // Precomputed at training: each tuned shape's features, and each member's fit there.
   void Precompute();
+  // A member's launch latency: its time at no work, from its two measured shapes of least work.
+  // Predicted times scale only what lies above it.
+  double LatencyFloor(size_t member) const;
 
   Portfolio portfolio_;
   std::vector<std::vector<double>> shape_features_;
   std::vector<std::vector<LaunchFit>> fit_at_;  // [shape][member]
-  // Per member, the launch's latency: its time at no work, from its two measured shapes of least
-  // work. Predicted times scale only what lies above it.
-  double LatencyFloor(size_t member) const;
+  // Per member, the launch's latency (LatencyFloor).
   std::vector<double> floor_us_;
   FitFn fit_;
   ModelOptions options_;
