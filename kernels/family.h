@@ -133,9 +133,8 @@ class KernelFamily {
   // and SharedBytes may only be asked about parameters that pass.
   absl::Status ValidateParams(const Params& params) const;
 
-  // The launch of one candidate on a GPU with `sm_count` SMs (at least 1 is assumed). No default
-  // space's grid depends on it yet; a persistent one does (matmul's stream-K, measured as
-  // bench/lab/matmul_streamk.cu: bench/results/kernel-notes.md, session 10).
+  // The launch of one candidate on a GPU with `sm_count` SMs (at least 1 is assumed): only
+  // persistent grids (matmul's stream-K) depend on it.
   virtual LaunchGeometry Geometry(const Params& params, const Shape& shape, int sm_count) const = 0;
   // The output tile's extent along each shape dimension, in shape order; 0 for a dimension the
   // launch does not tile (matmul's K). Empty: a family without output tiles. TileCoverage is

@@ -9,7 +9,7 @@
 //   CT_PAD               floats of padding per shared-memory row (0 or 4: keeps float4 alignment)
 //   CT_DB                1: double-buffered shared memory, next tile prefetched into registers
 //                        during the current tile's math (one barrier per K step)
-//   CT_ILOOP             1 (with CT_DB): blocks wholly inside the matrices run a loop of their own
+//   CT_ILOOP             1 (with CT_DB): blocks on the fast path (below) run a loop of their own
 //                        whose global loads go through per-thread pointers stepped each K step
 //                        (no bounds checks, no branches in the loop body); 0: one loop for all
 //   CT_WARP              0: threads row-major over the thread grid; 1: each warp a 4x8 block of
@@ -21,17 +21,31 @@
 //                        (sm_80+; plain loads before): A element by element into the transposed
 //                        tile (4-byte copies), B 16 bytes at a time where N % 4 == 0, aligned and
 //                        in bounds, else 4-byte copies; out-of-bounds elements are zero-filled
-// Fast path: blocks whose C tile lies wholly inside C, with float4-aligned A and B rows where VEC=4
-// (for cp.async: B only), load every K step but a partial last one without bounds checks, through
-// precomputed per-thread offsets (or, with ILOOP=1, pointers); the checked loads above serve the
-// edges. This halved the non-FFMA instructions of the main loop (ncu, H200: +5% at 4096^3;
+// Fast path: with float4-aligned A and B rows where VEC=4 (for cp.async: B only), every block loads
+// every K step but a partial last one without bounds checks, through precomputed per-thread
+// offsets (or, with ILOOP=1, pointers); tiles at the bottom and right edges of C load their rows
+// past M from row M-1 and their chunks past N from the last chunk (the results of those rows and
+// columns are never stored). The checked loads above serve misaligned rows and the last K step.
+// This halved the non-FFMA instructions of the main loop (ncu, H200: +5% at 4096^3;
 // bench/results/kernel-notes.md). The db=0 register-staged path keeps the seed's checked loads.
 //   CT_SPLITK            K splits per C tile (db=1 path only): each split multiplies a range of
-//                        whole BK steps; the tile's splits then add into C one after another in
-//                        split order (a per-tile turn counter in module memory, CT_SEMAPHORES
-//                        of them, back to 0 after each launch), so results do not vary from run
-//                        to run. The family uses it for grids too small to fill the GPU (N=64).
-//                        Launches of one split-K module must not overlap (they share the turns).
+//                        whole BK steps and stores its partial tile in module memory
+//                        (CT_PARTIALS floats); the split that arrives last (a per-tile counter,
+//                        CT_SEMAPHORES of them, back to 0 after each launch) adds the partials in
+//                        split order and stores C, so results do not vary from run to run. Grids
+//                        whose partials do not fit add into C one split after another instead,
+//                        in the same order (the counter then holds whose turn it is). The family
+//                        uses it for grids too small to fill the GPU (N=64, K-heavy shapes).
+//                        Launches of one split-K module must not overlap (they share the memory).
+//   CT_SK                stream-K (db=1 path, CT_SPLITK=1): 0 off; else the grid is CT_SK blocks
+//                        per SM (the family's Geometry) and block b of G owns the b-th G-th of
+//                        all (C tile, K step) iterations, tile-major, so every block does the same
+//                        work whatever the tile count (no partial last wave). A block walks its
+//                        share from its last tile back to its first; a tile split between blocks
+//                        is added into C in block order, the block holding its first K steps
+//                        writing first (a turn counter per block, as split-K's), so every wait is
+//                        on a lower block, dispatched earlier, and results do not vary from run to
+//                        run. Launches of one stream-K module must not overlap either.
 // Block: threads x 1 x 1; grid: one block per C tile (x splits, split index fastest; the kernel
 // takes splits = gridDim.x / tiles, so the grid may split fewer times than CT_SPLITK), 1-D;
 // dynamic shared memory:
@@ -42,8 +56,8 @@
 // Structure (as CUTLASS's gemm/threadblock mma_singlestage.h, mma_pipelined.h, mma_multistage.h):
 // one main-loop function per pipeline, SingleStageMainLoop (db=0), PipelinedMainLoop (db=1, with
 // the iloop=1 interior loop) and MultistageMainLoop (stages > 0), on the helpers above them; the
-// epilogue StoreTile, wrapped by SplitKStoreTile's hand-over for split-K; the entry point only
-// dispatches. The launch-bounds rule and small helpers come from common.cuh (shared with
+// epilogue StoreTile, wrapped for split-K by SplitKEpilogue (partials, or SplitKStoreTile's
+// hand-over); the entry point only dispatches. The launch-bounds rule and small helpers come from common.cuh (shared with
 // transpose.cu, inlined into the embedded text by kernels/embed.cmake).
 
 #ifndef CT_BM
@@ -88,6 +102,9 @@
 #ifndef CT_SPLITK
 #define CT_SPLITK 1
 #endif
+#ifndef CT_SK
+#define CT_SK 0
+#endif
 
 #ifndef CUTUNE_REFERENCE
 
@@ -113,21 +130,31 @@
 #if CT_STAGES != 0 && (CT_STAGES < 2 || !CT_AT || CT_DB || CT_VEC != 4)
 #error "CT_STAGES (2..4) needs CT_AT=1, CT_VEC=4 and CT_DB=0"
 #endif
-#if CT_SPLITK > 1 && (!CT_DB || CT_STAGES || !defined(CT_SEMAPHORES))
-#error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0 and CT_SEMAPHORES (turn counters, one per C tile)"
+#if CT_SPLITK > 1 && (!CT_DB || CT_STAGES || !defined(CT_SEMAPHORES) || !defined(CT_PARTIALS))
+#error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0, CT_SEMAPHORES (counters, one per C tile) and CT_PARTIALS"
+#endif
+#if CT_SK > 0 && (!CT_DB || CT_STAGES || CT_SPLITK > 1 || !defined(CT_SEMAPHORES))
+#error "CT_SK > 0 needs CT_DB=1, CT_STAGES=0, CT_SPLITK=1 and CT_SEMAPHORES (one per block)"
 #endif
 
 #include "common.cuh"  // CT_BOUNDS, CeilDiv, IsAligned
 
-#if CT_SPLITK > 1
-// Split s of C tile t may add into C when turn[t] == s; the last split sets it back to 0.
+#if CT_SPLITK > 1 || CT_SK > 0
+// Split-K: how many splits of C tile t have stored their partial (or, when the partials do not
+// fit, whose turn it is to add into C); the last split sets it back to 0. Stream-K: the turn of
+// the tile whose first K steps block b holds.
 __device__ unsigned int cutune_splitk_turn[CT_SEMAPHORES];
+#endif
+#if CT_SPLITK > 1
+// Split-K's partial tiles, one slot per block of the grid (see PartialChunk).
+__device__ float4 cutune_splitk_partials[CT_PARTIALS / 4];
 #endif
 
 namespace {
 
 // The defines as constants. The preprocessor still picks code only where the other branch cannot
-// compile for some candidates: the split-K turn counters (CT_SEMAPHORES) and cp.async (sm_80+).
+// compile for some candidates: split-K's module memory (CT_SEMAPHORES, CT_PARTIALS) and cp.async
+// (sm_80+).
 constexpr int kBM = CT_BM;
 constexpr int kBN = CT_BN;
 constexpr int kBK = CT_BK;
@@ -141,6 +168,9 @@ constexpr bool kInteriorLoop = CT_ILOOP;
 constexpr bool kWarpTiled = CT_WARP;
 constexpr int kStages = CT_STAGES;
 constexpr int kSplitK = CT_SPLITK;
+constexpr bool kStreamK = CT_SK > 0;
+// Whether a block may multiply only part of a tile's K steps.
+constexpr bool kPartialK = kSplitK > 1 || kStreamK;
 
 // The thread grid: CT_TROWS x kThreadCols thread tiles.
 constexpr int kThreadCols = CT_TCOLS;
@@ -308,33 +338,45 @@ __device__ __forceinline__ void LoadTiles(const BlockTile& t, int k0, Staging& s
   LoadTiles(t.A, t.B, t.M, t.N, t.K, t.m0, t.n0, k0, t.tid, t.a_vec, t.b_vec, s);
 }
 
-// Offsets (in floats) of this thread's chunks from the tile origin: A at (m0, k0), B at (k0, n0).
-// Computed unsigned: they wrap harmlessly in blocks that never use them (OffsetsFitInt).
+// Edge tiles on the fast path: a C tile with `rows` rows and `cols` columns inside C (fewer than
+// BM, BN at the bottom and right edges) loads A rows past the last from the last row, and B
+// chunks past the last column from the last chunk, so every load stays inside the matrices. What
+// they bring only reaches accumulators of C elements that are never stored: the K sums of C
+// elements inside C read exactly their own rows and columns.
+__device__ __forceinline__ int ClampedRow(int row, int rows) { return min(row, rows - 1); }
+__device__ __forceinline__ int ClampedCol(int col, int cols, int width) {
+  return min(col, cols - width);
+}
+
+// Offsets (in floats) of this thread's chunks from the tile origin: A at (m0, k0), B at (k0, n0),
+// for a C tile with `rows` x `cols` inside C (edge rows and chunks clamped, as above). Computed
+// unsigned: they wrap harmlessly in blocks that never use them (OffsetsFitInt).
 struct ChunkOffsets {
   int a[kAPerThread];
   int b[kBPerThread];
 };
 
-__device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K) {
+__device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K, int rows,
+                                                         int cols) {
   ChunkOffsets o;
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
     const int idx = tid + p * kThreads;
-    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / (kBK / kVec)) * K +
+    o.a[p] = static_cast<int>(static_cast<unsigned>(ClampedRow(idx / (kBK / kVec), rows)) * K +
                              (idx % (kBK / kVec)) * kVec);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     const int idx = tid + p * kThreads;
     o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / kVec)) * N +
-                             (idx % (kBN / kVec)) * kVec);
+                             ClampedCol((idx % (kBN / kVec)) * kVec, cols, kVec));
   }
   return o;
 }
 
-// Global -> registers for a tile pair wholly inside the matrices (and 16-byte aligned where
-// VEC=4): no bounds checks, one load per chunk at a precomputed offset.
-__device__ __forceinline__ void LoadTilesInterior(const float* __restrict__ a_tile,
+// Global -> registers for a tile pair on the fast path (16-byte aligned rows where VEC=4; whole K
+// step): no bounds checks, one load per chunk at a precomputed offset.
+__device__ __forceinline__ void LoadTilesUnchecked(const float* __restrict__ a_tile,
                                                   const float* __restrict__ b_tile, int tid,
                                                   const ChunkOffsets& o, Staging& s) {
 #pragma unroll
@@ -370,8 +412,8 @@ struct ChunkPtrs {
 // Pointers at the tile pair (a_tile, b_tile); slots a thread does not use stay at the origin, so
 // no pointer ever leaves the matrices.
 __device__ __forceinline__ ChunkPtrs MakeChunkPtrs(const float* a_tile, const float* b_tile,
-                                                   int tid, int N, int K) {
-  const ChunkOffsets o = MakeChunkOffsets(tid, N, K);
+                                                   int tid, int N, int K, int rows, int cols) {
+  const ChunkOffsets o = MakeChunkOffsets(tid, N, K, rows, cols);
   ChunkPtrs q;
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
@@ -386,7 +428,7 @@ __device__ __forceinline__ ChunkPtrs MakeChunkPtrs(const float* a_tile, const fl
   return q;
 }
 
-// LoadTilesInterior through the pointers, which then move on by one K step (b_step = BK * N).
+// LoadTilesUnchecked through the pointers, which then move on by one K step (b_step = BK * N).
 // After the last fast step they point one step past what was loaded and are never read again
 // (moving them before the load instead changed ptxas' register allocation: 230 -> 224 registers
 // for the 128x128, 16x8 winner, unmeasured, so the measured order stays).
@@ -584,29 +626,31 @@ __device__ __forceinline__ void CopyTiles(const BlockTile& t, int k0, float* __r
   CopyTiles(t.A, t.B, t.M, t.N, t.K, t.m0, t.n0, k0, t.tid, t.b_vec, stage);
 }
 
-// Offsets (in floats) of this thread's copies from the tile origin: A at (m0, k0), B at (k0, n0).
+// Offsets (in floats) of this thread's copies from the tile origin: A at (m0, k0), B at (k0, n0),
+// edge rows and chunks clamped as MakeChunkOffsets does.
 struct CopyOffsets {
   int a[kAElemsPerThread];
   int b[kBPerThread];
 };
 
-__device__ __forceinline__ CopyOffsets MakeCopyOffsets(int tid, int N, int K) {
+__device__ __forceinline__ CopyOffsets MakeCopyOffsets(int tid, int N, int K, int rows, int cols) {
   CopyOffsets o;
 #pragma unroll
   for (int p = 0; p < kAElemsPerThread; ++p) {
     const int idx = tid + p * kThreads;
-    o.a[p] = static_cast<int>(static_cast<unsigned>(idx / kBK) * K + idx % kBK);
+    o.a[p] = static_cast<int>(static_cast<unsigned>(ClampedRow(idx / kBK, rows)) * K + idx % kBK);
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     const int idx = tid + p * kThreads;
-    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / 4)) * N + (idx % (kBN / 4)) * 4);
+    o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / 4)) * N +
+                             ClampedCol((idx % (kBN / 4)) * 4, cols, 4));
   }
   return o;
 }
 
-// CopyTiles for a tile pair wholly inside the matrices, B 16-byte aligned: no bounds checks.
-__device__ __forceinline__ void CopyTilesInterior(const float* __restrict__ a_tile,
+// CopyTiles for a tile pair on the fast path (B 16-byte aligned; whole K step): no bounds checks.
+__device__ __forceinline__ void CopyTilesUnchecked(const float* __restrict__ a_tile,
                                                   const float* __restrict__ b_tile, int tid,
                                                   const CopyOffsets& o, float* __restrict__ stage) {
   float* As = stage;
@@ -674,9 +718,10 @@ __device__ __forceinline__ void SingleStageMainLoop(const BlockTile& t, int step
 }
 
 // Register-staged, double-buffered (db=1): the next tile's global loads are in flight while this
-// tile's math runs, then go to the other stage; one barrier per K step. Blocks whose tiles lie
-// wholly inside the matrices load without bounds checks until the last, partial K step: through
-// precomputed offsets in the one loop (iloop=0), or (iloop=1) in a loop of their own.
+// tile's math runs, then go to the other stage; one barrier per K step. Where A and B rows are
+// 16-byte aligned (or VEC=1), every block, edge tiles clamped (ClampedRow), loads without bounds
+// checks until the last, partial K step: through precomputed offsets in the one loop (iloop=0),
+// or (iloop=1) in a loop of its own.
 __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const StepRange& steps,
                                                   float* smem, Accumulators& accum) {
   Accumulators acc;
@@ -684,29 +729,29 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
   const int M = t.M, N = t.N, K = t.K, m0 = t.m0, n0 = t.n0, tid = t.tid;
   const bool a_vec = t.a_vec, b_vec = t.b_vec;
   Staging staging;
-  if (kSplitK == 1 || steps.begin < steps.end) {
+  if (!kPartialK || steps.begin < steps.end) {
     LoadTiles(t, steps.begin * kBK, staging);
     StoreTiles(smem, tid, staging);
   }
   __syncthreads();
-  const bool interior = m0 + kBM <= M && n0 + kBN <= N && (kVec == 1 || (a_vec && b_vec)) &&
-                        OffsetsFitInt(N, K);
+  const bool fast = (kVec == 1 || (a_vec && b_vec)) && OffsetsFitInt(N, K);
+  const int rows = M - m0, cols = N - n0;  // of the C tile inside C
   const float* a_tile = t.A + static_cast<long long>(m0) * K;
   const float* b_tile = t.B + n0;
   int stage = 0;
   if constexpr (kInteriorLoop) {
     int step = steps.begin;
-    if (interior) {
+    if (fast) {
       // Steps whose next tile is a whole one load it here, one branch-free basic block per step,
       // through pointers (ptxas -O1 keeps the loads at the top of it; kernel-notes.md). The
       // checked loop below takes the rest: the last step, and the one that loads a partial last
       // tile.
       const int k_next = (steps.begin + 1) * kBK;
       ChunkPtrs q = MakeChunkPtrs(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N,
-                                  tid, N, K);
+                                  tid, N, K, rows, cols);
       const long long b_step = static_cast<long long>(kBK) * N;
       // Steps whose tile is whole (and this split's).
-      const int whole_end = kSplitK > 1 ? min(K / kBK, steps.end) : K / kBK;
+      const int whole_end = kPartialK ? min(K / kBK, steps.end) : K / kBK;
       for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
         LoadTilesStepped(tid, b_step, q, staging);
         ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
@@ -715,7 +760,7 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
         stage ^= 1;
       }
     }
-    // Edge blocks, and the last steps of interior ones: checked loads.
+    // Blocks with misaligned rows, and the last steps of the others: checked loads.
     for (; step < steps.end; ++step) {
       const bool more = step + 1 < steps.end;
       if (more) LoadTiles(t, (step + 1) * kBK, staging);
@@ -725,14 +770,14 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
       stage ^= 1;
     }
   } else {
-    const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K);
+    const ChunkOffsets offsets = MakeChunkOffsets(tid, N, K, rows, cols);
     for (int step = steps.begin; step < steps.end; ++step) {
       const bool more = step + 1 < steps.end;
       const int k_next = (step + 1) * kBK;
       // The next tile's global loads are in flight while this tile's math runs.
       if (more) {
-        if (interior && k_next + kBK <= K) {
-          LoadTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+        if (fast && k_next + kBK <= K) {
+          LoadTilesUnchecked(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
                             offsets, staging);
         } else {
           LoadTiles(t, k_next, staging);
@@ -764,10 +809,10 @@ __device__ __forceinline__ void MultistageMainLoop(const BlockTile& t, int steps
     if (s < steps) CopyTiles(t, s * kBK, smem + s * kStageElems);
     CopyCommit();
   }
-  // Blocks whose tiles lie wholly inside the matrices copy without bounds checks until the
-  // last, partial K step.
-  const bool interior = m0 + kBM <= M && n0 + kBN <= N && b_vec && OffsetsFitInt(N, K);
-  const CopyOffsets offsets = MakeCopyOffsets(tid, N, K);
+  // Every block copies without bounds checks until the last, partial K step (edge tiles with
+  // their rows and chunks clamped), where B rows are 16-byte aligned.
+  const bool fast = b_vec && OffsetsFitInt(N, K);
+  const CopyOffsets offsets = MakeCopyOffsets(tid, N, K, M - m0, N - n0);
   const float* a_tile = t.A + static_cast<long long>(m0) * K;
   const float* b_tile = t.B + n0;
   int read_stage = 0;
@@ -777,8 +822,8 @@ __device__ __forceinline__ void MultistageMainLoop(const BlockTile& t, int steps
     __syncthreads();
     if (step + kStages - 1 < steps) {
       const int k_next = (step + kStages - 1) * kBK;
-      if (interior && k_next + kBK <= K) {
-        CopyTilesInterior(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
+      if (fast && k_next + kBK <= K) {
+        CopyTilesUnchecked(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
                           offsets, smem + write_stage * kStageElems);
       } else {
         CopyTiles(t, k_next, smem + write_stage * kStageElems);
@@ -834,7 +879,7 @@ __device__ __forceinline__ void StoreTile(float* __restrict__ C, int M, int N, i
   }
 }
 
-#if CT_SPLITK > 1
+#if CT_SPLITK > 1 || CT_SK > 0
 // The turn counter's accesses: an acquire load and a release store at GPU scope.
 __device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
   unsigned int v;
@@ -870,6 +915,154 @@ __device__ __forceinline__ void SplitKStoreTile(float* __restrict__ C, int M, in
 }
 #endif
 
+#if CT_SPLITK > 1
+// ---- Split-K through partials: every split stores, the last one adds them in split order ----
+
+// Accumulator e of the thread's register tile (row-major over TM x TN).
+constexpr int kAccumulators = kTM * kTN;
+static_assert(kAccumulators % 4 == 0, "split-K partials move float4 chunks of accumulators");
+constexpr int kAccChunks = kAccumulators / 4;
+
+// Chunk c (accumulators 4c .. 4c+3) of thread tid's partial in slot `slot` (one slot per block:
+// tile * splits + split). Chunk-major with threads fastest, so each warp access is 512
+// contiguous bytes.
+__device__ __forceinline__ float4* PartialChunk(unsigned int slot, int chunk, int tid) {
+  return &cutune_splitk_partials[(static_cast<long long>(slot) * kAccChunks + chunk) * kThreads +
+                                 tid];
+}
+
+__device__ __forceinline__ float4 AccChunk(const Accumulators& acc, int c) {
+  const int e = 4 * c;
+  return make_float4(acc[e / kTN][e % kTN], acc[(e + 1) / kTN][(e + 1) % kTN],
+                     acc[(e + 2) / kTN][(e + 2) % kTN], acc[(e + 3) / kTN][(e + 3) % kTN]);
+}
+
+__device__ __forceinline__ void SetAccChunk(Accumulators& acc, int c, const float4& v) {
+  const int e = 4 * c;
+  acc[e / kTN][e % kTN] = v.x;
+  acc[(e + 1) / kTN][(e + 1) % kTN] = v.y;
+  acc[(e + 2) / kTN][(e + 2) % kTN] = v.z;
+  acc[(e + 3) / kTN][(e + 3) % kTN] = v.w;
+}
+
+// The split-K epilogue. When the grid's partials fit the module's memory, each split stores its
+// partial and counts itself in (a fence, then the tile's counter); the split that arrives last
+// sums the tile's partials in split order, its own read back like the others, and stores C. No
+// split waits for another, and the sum is the same whichever split arrives last. Otherwise the
+// splits add into C in turn (SplitKStoreTile).
+__device__ __forceinline__ void SplitKEpilogue(float* __restrict__ C, int M, int N, int m0, int n0,
+                                               int tid, int trow, int tcol, const TileSplit& ts,
+                                               Accumulators& acc) {
+  const bool fits = static_cast<long long>(gridDim.x) * (kBM * kBN) <= CT_PARTIALS;
+  if (ts.splits == 1 || !fits) {
+    SplitKStoreTile(C, M, N, m0, n0, tid, trow, tcol, ts, acc);
+    return;
+  }
+  const unsigned int first_slot = ts.tile * ts.splits;
+#pragma unroll
+  for (int c = 0; c < kAccChunks; ++c) __stcg(PartialChunk(first_slot + ts.split, c, tid), AccChunk(acc, c));
+  __threadfence();
+  __syncthreads();
+  __shared__ bool last;
+  if (tid == 0) {
+    unsigned int* const count = &cutune_splitk_turn[ts.tile];
+    last = atomicAdd(count, 1u) + 1u == ts.splits;
+    if (last) *count = 0;  // every split has counted: nothing else reads it in this launch
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last) return;
+#pragma unroll
+  for (int c = 0; c < kAccChunks; ++c) SetAccChunk(acc, c, __ldcg(PartialChunk(first_slot, c, tid)));
+  for (unsigned int s = 1; s < ts.splits; ++s) {
+#pragma unroll
+    for (int c = 0; c < kAccChunks; ++c) {
+      const float4 p = __ldcg(PartialChunk(first_slot + s, c, tid));
+      float4 v = AccChunk(acc, c);
+      v.x += p.x; v.y += p.y; v.z += p.z; v.w += p.w;
+      SetAccChunk(acc, c, v);
+    }
+  }
+  StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
+}
+#endif
+
+#if CT_SK > 0
+// ---- Stream-K: persistent blocks, an equal share of the iterations each ----------------------
+
+// This block's share of the tiles x steps iterations: [first, end), tile-major.
+struct IterationRange {
+  long long first;
+  long long end;
+};
+
+__device__ __forceinline__ IterationRange BlockIterations(long long total) {
+  const long long workers = gridDim.x;
+  return {blockIdx.x * total / workers, (blockIdx.x + 1) * total / workers};
+}
+
+// The block whose share holds iteration i: the last b with b * total / G <= i.
+__device__ __forceinline__ unsigned int BlockOfIteration(long long i, long long total) {
+  return static_cast<unsigned int>(((i + 1) * gridDim.x - 1) / total);
+}
+
+// One tile's part of a block's share: K steps [range.begin, range.end) of `steps`. A whole tile is
+// stored; a part is handed over in block order through the turn counter of the block holding the
+// tile's first steps (position 0 stores, later ones add; the last resets the counter to 0).
+__device__ __forceinline__ void StreamKStoreTile(float* __restrict__ C, int M, int N, int m0, int n0,
+                                                 int tid, int trow, int tcol,
+                                                 const StepRange& range, int steps,
+                                                 long long tile_first, long long total,
+                                                 const Accumulators& acc) {
+  if (range.begin == 0 && range.end == steps) {
+    StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
+    return;
+  }
+  const unsigned int head = BlockOfIteration(tile_first, total);
+  const unsigned int position = blockIdx.x - head;
+  unsigned int* const turn = &cutune_splitk_turn[head];
+  if (position > 0) {
+    if (tid == 0) {
+      while (LoadAcquire(turn) != position) __nanosleep(100);
+    }
+    __syncthreads();
+  }
+  StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/position > 0, acc);
+  __syncthreads();
+  if (tid == 0) StoreRelease(turn, range.end == steps ? 0u : position + 1u);
+}
+
+// The whole kernel for stream-K: each tile part of this block's share, last tile first (so the
+// part every other block of a tile waits for, its first K steps, is the first this block does).
+__device__ __forceinline__ void StreamKTiles(const float* __restrict__ A,
+                                             const float* __restrict__ B, float* __restrict__ C,
+                                             int M, int N, int K, float* smem) {
+  const int tiles_n = CeilDiv<kBN>(N);
+  const int steps = CeilDiv<kBK>(K);
+  const long long total = static_cast<long long>(CeilDiv<kBM>(M)) * tiles_n * steps;
+  const IterationRange share = BlockIterations(total);
+  const int tid = threadIdx.x;
+  const ThreadTile thread = ThreadTileOf(tid);
+  const bool a_vec = kVec == 4 && K % 4 == 0 && IsAligned<16>(A);
+  const bool b_vec = kVec == 4 && N % 4 == 0 && IsAligned<16>(B);
+  for (long long end = share.end; end > share.first;) {
+    const long long tile = (end - 1) / steps;
+    const long long tile_first = tile * steps;
+    const long long first = max(share.first, tile_first);
+    const StepRange range{static_cast<int>(first - tile_first), static_cast<int>(end - tile_first)};
+    const int m0 = static_cast<int>(tile / tiles_n) * kBM;
+    const int n0 = static_cast<int>(tile % tiles_n) * kBN;
+    const BlockTile t{A, B, M, N, K, m0, n0, tid, thread.row, thread.col, a_vec, b_vec};
+    Accumulators acc;
+    ZeroAccumulators(acc);
+    PipelinedMainLoop(t, range, smem, acc);
+    StreamKStoreTile(C, M, N, m0, n0, tid, thread.row, thread.col, range, steps, tile_first, total,
+                     acc);
+    end = first;
+  }
+}
+#endif
+
 }  // namespace
 
 // The dispatcher: where this block and thread work, then the candidate's main loop and epilogue.
@@ -878,7 +1071,9 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
                                                     float* __restrict__ C, int M, int N, int K) {
   extern __shared__ float4 smem4[];  // float4 for 16-byte alignment of every stage
   float* smem = reinterpret_cast<float*>(smem4);
-
+#if CT_SK > 0
+  StreamKTiles(A, B, C, M, N, K, smem);
+#else
   const int tiles_n = CeilDiv<kBN>(N);
   const TileSplit ts = BlockTileSplit(M, tiles_n);
   const int m0 = (ts.tile / tiles_n) * kBM;
@@ -902,10 +1097,11 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 
   // The turn counters exist only in split-K modules.
 #if CT_SPLITK > 1
-  SplitKStoreTile(C, M, N, m0, n0, tid, thread.row, thread.col, ts, acc);
+  SplitKEpilogue(C, M, N, m0, n0, tid, thread.row, thread.col, ts, acc);
 #else
   StoreTile(C, M, N, m0, n0, thread.row, thread.col, /*accumulate=*/false, acc);
 #endif
+#endif  // CT_SK
 }
 
 #else  // CUTUNE_REFERENCE

@@ -9,9 +9,14 @@
 namespace cutune::kernels {
 namespace {
 
-// Turn counters in a split-K module (CT_SEMAPHORES, 256 KiB): shapes with more C tiles than
-// this run unsplit.
+// Counters in a split-K module (CT_SEMAPHORES, 256 KiB): shapes with more C tiles than this run
+// unsplit.
 constexpr int64_t kSplitKMaxTiles = 65536;
+// Floats of partial tiles in a split-K module (CT_PARTIALS, 16 MiB): grids whose partials
+// (blocks x BM x BN) fit are summed by the last split, larger ones add into C in turn.
+constexpr int64_t kSplitKPartials = int64_t{1} << 22;
+// Turn counters in a stream-K module, one per block: the most blocks its grid has.
+constexpr int64_t kStreamKMaxBlocks = 1024;
 
 int64_t Threads(const Params& p) {
   return (Get(p, "bm") / Get(p, "tm")) * (Get(p, "bn") / Get(p, "tn"));
@@ -47,9 +52,14 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"iloop", {0, 1},
                  "interior blocks run a loop of their own with pointer-stepped loads (db=1)"},
                 {"ptxo", {3, 1}, "ptxas optimization level (-O3 default, -O1)"},
-                {"splitk", {1, 2, 4, 8},
-                 "K splits per C tile, added into C in split order (for grids too small to fill "
-                 "the GPU)"},
+                {"splitk", {1, 2, 4, 8, 16},
+                 "K splits per C tile, summed in split order (for grids too small to fill the "
+                 "GPU)"},
+                // Added in space v8: configurations recorded before have none (sk=0).
+                {"sk", {0, 1, 2},
+                 "stream-K: persistent blocks per SM, each an equal share of every tile's K "
+                 "steps (0: one block per C tile)",
+                 /*absent=*/0},
             },
             {
                 {"bm % tm == 0 and bn % tn == 0",
@@ -131,13 +141,27 @@ class MatmulFamilyImpl final : public KernelFamily {
                 // and 64x32 tiles split 4 ways reach 96% of cuBLAS at 16x8192x8192 (65.7% without
                 // them), and the interior loop (iloop=1) split 2 ways 87% at 2048x512x8192 (80%
                 // without): bench/results/kernel-notes.md, session 6.
+                // 16 splits are for the smallest of them: 256x256x16384 has 16 tiles of 64x64
+                // (kernel-notes.md, session 11).
                 {"splitk > 1 only with db=1, pad=4, bk >= 16 and block tiles of 32x64 to 64x128 "
-                 "(2048 to 8192 elements)",
+                 "(2048 to 8192 elements; 16 splits up to 4096)",
                  [](const Params& p) {
                    const int64_t area = Get(p, "bm") * Get(p, "bn");
-                   return Get(p, "splitk") == 1 ||
+                   const int64_t splitk = Get(p, "splitk");
+                   return splitk == 1 ||
                           (Get(p, "db") == 1 && Get(p, "stages") == 0 && Get(p, "pad") == 4 &&
-                           Get(p, "bk") >= 16 && area >= 32 * 64 && area <= 64 * 128);
+                           Get(p, "bk") >= 16 && area >= 32 * 64 &&
+                           area <= (splitk == 16 ? 64 * 64 : 64 * 128));
+                 }},
+                // Stream-K evens out the last wave of any grid (4096^3: 1024 tiles of 128x128 on
+                // 264 block slots) and fills under-filled ones by sharing K steps:
+                // bench/results/kernel-notes.md, session 10.
+                {"sk > 0 only with db=1, stages=0, splitk=1, pad=4, warp=1 and tm x tn >= 32",
+                 [](const Params& p) {
+                   return Get(p, "sk") == 0 ||
+                          (Get(p, "db") == 1 && Get(p, "stages") == 0 && Get(p, "splitk") == 1 &&
+                           Get(p, "pad") == 4 && Get(p, "warp") == 1 &&
+                           Get(p, "tm") * Get(p, "tn") >= 32);
                  }},
             }) {}
 
@@ -147,23 +171,28 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 7; }
+  int space_version() const override { return 8; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
   Params baseline() const override {
     return {{"bm", 32},  {"bn", 32},    {"bk", 32},   {"tm", 1},   {"tn", 1},
             {"vec", 1},  {"at", 0},     {"pad", 0},   {"db", 0},   {"warp", 0},
-            {"minb", 0}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}, {"splitk", 1}};
+            {"minb", 0}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}, {"splitk", 1},
+            {"sk", 0}};
   }
 
-  // -D defines for every parameter; ptxo=1 adds the ptxas option as well, and split-K the
-  // number of per-tile turn counters its module holds.
+  // -D defines for every parameter; ptxo=1 adds the ptxas option as well, and split-K and
+  // stream-K the number of turn counters their module holds.
   std::vector<std::string> Defines(const Params& params) const override {
     std::vector<std::string> options = DefinesFromParams(params);
     if (Get(params, "ptxo") == 1) options.push_back("--ptxas-options=-O1");
     if (Get(params, "splitk") > 1) {
       options.push_back("-DCT_SEMAPHORES=" + std::to_string(kSplitKMaxTiles));
+      options.push_back("-DCT_PARTIALS=" + std::to_string(kSplitKPartials));
+    }
+    if (Get(params, "sk") > 0) {
+      options.push_back("-DCT_SEMAPHORES=" + std::to_string(kStreamKMaxBlocks));
     }
     return options;
   }
@@ -182,20 +211,26 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
 
   // One block per C tile and K split. A shape splits at most once per K step, and not at all
-  // when it has more C tiles than the module has turn counters.
-  LaunchGeometry Geometry(const Params& params, const Shape& shape,
-                          int /*sm_count*/) const override {
+  // when it has more C tiles than the module has turn counters. Stream-K: sk blocks per SM, at
+  // most one per (tile, K step) and as many as the module has turn counters.
+  LaunchGeometry Geometry(const Params& params, const Shape& shape, int sm_count) const override {
     LaunchGeometry geometry;
     const int64_t tiles =
         CeilDiv(shape[0], Get(params, "bm")) * CeilDiv(shape[1], Get(params, "bn"));
+    geometry.block[0] = static_cast<uint32_t>(Threads(params));
+    geometry.dynamic_shared_bytes = static_cast<uint32_t>(SharedBytes(params));
+    if (Get(params, "sk") > 0) {
+      const int64_t iterations = tiles * CeilDiv(shape[2], Get(params, "bk"));
+      geometry.grid[0] = static_cast<uint32_t>(
+          std::min({iterations, Get(params, "sk") * std::max(sm_count, 1), kStreamKMaxBlocks}));
+      return geometry;
+    }
     const int64_t splits =
         tiles > kSplitKMaxTiles
             ? 1
             : std::max<int64_t>(
                   1, std::min(Get(params, "splitk"), CeilDiv(shape[2], Get(params, "bk"))));
     geometry.grid[0] = static_cast<uint32_t>(tiles * splits);
-    geometry.block[0] = static_cast<uint32_t>(Threads(params));
-    geometry.dynamic_shared_bytes = static_cast<uint32_t>(SharedBytes(params));
     return geometry;
   }
 
@@ -229,7 +264,8 @@ class MatmulFamilyImpl final : public KernelFamily {
             {"N", Role::kDimension, {1}}, {"K", Role::kDimension, {2}}};
   }
   Concurrency LaunchConcurrency(const Params& params) const override {
-    return Get(params, "splitk") > 1 ? Concurrency::kOneModulePerStream : Concurrency::kAny;
+    return Get(params, "splitk") > 1 || Get(params, "sk") > 0 ? Concurrency::kOneModulePerStream
+                                                               : Concurrency::kAny;
   }
   // f32 accumulation against a double reference: relative L2 error grows like 2^-24 sqrt(K).
   Verification verification() const override { return {.exact = false, .max_rel_error = 1e-4}; }

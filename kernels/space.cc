@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -119,19 +120,25 @@ absl::StatusOr<Space> Space::Narrow(
   return Space(std::move(narrowed), constraints_);
 }
 
-void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const {
-  const uint64_t size = CartesianSize();
-  if (size == 0) return;
-  // One Params advanced like an odometer (the last parameter is the lowest digit, as in At), so
-  // the walk allocates nothing per combination.
-  Params params = At(0);
+namespace {
+
+// The valid indices in [begin, end): one Params advanced like an odometer (the last parameter is
+// the lowest digit, as in At), so the walk allocates nothing per combination.
+std::vector<uint64_t> ValidIndices(const Space& space, uint64_t begin, uint64_t end) {
+  std::vector<uint64_t> valid;
+  const std::vector<Parameter>& parameters = space.parameters();
+  Params params = space.At(begin);
   std::vector<int64_t*> slots;
-  for (const Parameter& parameter : parameters_) slots.push_back(&params[parameter.name]);
-  std::vector<size_t> digits(parameters_.size(), 0);
-  for (uint64_t index = 0; index < size; ++index) {
-    if (!Violation(params)) fn(index, params);
-    for (size_t i = parameters_.size(); i-- > 0;) {
-      const std::vector<int64_t>& values = parameters_[i].values;
+  for (const Parameter& parameter : parameters) slots.push_back(&params[parameter.name]);
+  std::vector<size_t> digits(parameters.size(), 0);
+  for (size_t i = parameters.size(), rest = begin; i-- > 0;) {
+    digits[i] = rest % parameters[i].values.size();
+    rest /= parameters[i].values.size();
+  }
+  for (uint64_t index = begin; index < end; ++index) {
+    if (!space.Violation(params)) valid.push_back(index);
+    for (size_t i = parameters.size(); i-- > 0;) {
+      const std::vector<int64_t>& values = parameters[i].values;
       if (++digits[i] < values.size()) {
         *slots[i] = values[digits[i]];
         break;
@@ -139,6 +146,35 @@ void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)
       digits[i] = 0;
       *slots[i] = values[0];
     }
+  }
+  return valid;
+}
+
+}  // namespace
+
+void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const {
+  const uint64_t size = CartesianSize();
+  if (size == 0) return;
+  // Large spaces (matmul's: 17.7 million combinations, 1726 valid) are walked in slices on
+  // several threads; fn still sees the valid candidates in index order, on this thread.
+  constexpr uint64_t kSlice = uint64_t{1} << 20;
+  const uint64_t threads =
+      std::clamp<uint64_t>(std::min<uint64_t>(std::thread::hardware_concurrency(), 16), 1,
+                           (size + kSlice - 1) / kSlice);
+  std::vector<std::vector<uint64_t>> valid(threads);
+  if (threads == 1) {
+    valid[0] = ValidIndices(*this, 0, size);
+  } else {
+    std::vector<std::thread> workers;
+    for (uint64_t t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        valid[t] = ValidIndices(*this, size * t / threads, size * (t + 1) / threads);
+      });
+    }
+    for (std::thread& worker : workers) worker.join();
+  }
+  for (const std::vector<uint64_t>& slice : valid) {
+    for (uint64_t index : slice) fn(index, At(index));
   }
 }
 

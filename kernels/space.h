@@ -63,7 +63,8 @@ class Space {
   // outside the parameter's list are INVALID_ARGUMENT.
   absl::StatusOr<Space> Narrow(const std::map<std::string, std::vector<int64_t>>& values) const;
 
-  // Calls fn for every valid candidate, in index order, without storing the space.
+  // Calls fn for every valid candidate, in index order, on this thread, without storing the
+  // space. Large spaces are checked on several threads first: constraints must be pure.
   void ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const;
 
  private:

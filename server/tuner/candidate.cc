@@ -71,6 +71,8 @@ worker::v1::Run RunRequest(const kernels::KernelFamily& family, const Params& pa
   geometry->set_dynamic_shared_bytes(g.dynamic_shared_bytes);
   *run.mutable_timing() = policy;
   run.set_verify(verify);
+  run.set_verify_again(verify && family.LaunchConcurrency(params) ==
+                                     kernels::Concurrency::kOneModulePerStream);
   return run;
 }
 

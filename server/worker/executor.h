@@ -15,6 +15,7 @@
 #include "kernels/family.h"
 #include "server/cuda/errors.h"
 #include "server/cuda/handles.h"
+#include "server/tuner/verification.h"
 
 namespace cutune::worker {
 
@@ -65,6 +66,8 @@ class Executor {
   absl::StatusOr<wpb::Stats> Time(const std::function<absl::Status()>& launch,
                                   const wpb::TimingPolicy& policy, bool flush_l2);
   absl::Status LaunchOn(CUfunction function, const LaunchGeometry& geometry, CUdeviceptr output);
+  // The prepared output against the reference (the support module's compare kernel).
+  absl::StatusOr<tuner::OutputComparison> CompareOutput();
   absl::Status Fill(CUdeviceptr buffer, int64_t count, uint64_t seed);
   absl::StatusOr<CUfunction> LoadCandidate(const wpb::Candidate& candidate);
 

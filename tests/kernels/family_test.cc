@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,9 +65,9 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
     // One -D define per parameter (a matmul ptxo=1 candidate adds a ptxas option; see below).
     EXPECT_EQ(family->Defines(family->baseline()).size(), space.parameters().size());
   }
-  // The sweep-speed target is 400 transpose candidates; matmul's sweep (1322) stays under 2 min.
+  // The sweep-speed target is 400 transpose candidates; matmul's sweep (1726) stays under 2 min.
   EXPECT_EQ(ValidCount(TransposeFamily().default_space()), 423u);
-  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 1322u);
+  EXPECT_EQ(ValidCount(MatmulFamily().default_space()), 1726u);
   EXPECT_THAT(TransposeFamily().Defines({{"tile", 64}, {"rows", 8}}),
               ::testing::ElementsAre("-DCT_ROWS=8", "-DCT_TILE=64"));
   EXPECT_THAT(TransposeFamily().ReferenceDefines(), ::testing::ElementsAre("-DCUTUNE_REFERENCE"));
@@ -79,8 +81,14 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
   Params split = MatmulFamily().baseline();
   split["splitk"] = 4;
   EXPECT_THAT(MatmulFamily().Defines(split), Contains("-DCT_SEMAPHORES=65536"));
+  // ... and 16 MiB of partial tiles (the grids that fit are summed by their last split).
+  EXPECT_THAT(MatmulFamily().Defines(split), Contains("-DCT_PARTIALS=4194304"));
   EXPECT_THAT(MatmulFamily().Defines(MatmulFamily().baseline()),
               ::testing::Not(Contains(HasSubstr("SEMAPHORES"))));
+  // A stream-K module holds one per block, as many as Geometry launches at most.
+  Params stream = MatmulFamily().baseline();
+  stream["sk"] = 2;
+  EXPECT_THAT(MatmulFamily().Defines(stream), Contains("-DCT_SEMAPHORES=1024"));
 }
 
 TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
@@ -131,7 +139,20 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   skinny["bn"] = 128;
   EXPECT_THAT(MatmulFamily().default_space().Violation(skinny),
               Optional(std::string("splitk > 1 only with db=1, pad=4, bk >= 16 and block tiles of "
-                                   "32x64 to 64x128 (2048 to 8192 elements)")));
+                                   "32x64 to 64x128 (2048 to 8192 elements; 16 splits up to "
+                                   "4096)")));
+  // 16 splits for the smallest of them: the lab's best at 256x256x16384 (kernel-notes.md,
+  // session 11) is in, a 64x128 tile split 16 ways is not.
+  Params deep = matmul;
+  deep["bm"] = 64;
+  deep["bn"] = 64;
+  deep["bk"] = 32;
+  deep["tm"] = 8;
+  deep["tn"] = 4;
+  deep["splitk"] = 16;
+  EXPECT_EQ(MatmulFamily().default_space().Violation(deep), std::nullopt) << FormatParams(deep);
+  deep["bn"] = 128;
+  EXPECT_NE(MatmulFamily().default_space().Violation(deep), std::nullopt) << FormatParams(deep);
   // Issue 7's variants: float4 shared-memory transposes (the H200 winner), cp.async stages.
   Params transpose4 = transpose;
   transpose4["swizzle"] = 2;
@@ -266,6 +287,16 @@ TEST(GeometryTest, MatmulCoversOddShapes) {
                 static_cast<uint64_t>((p.at("bm") / p.at("tm")) * (p.at("bn") / p.at("tn"))))
           << what;
       EXPECT_EQ(g.dynamic_shared_bytes, static_cast<uint32_t>(family.SharedBytes(p))) << what;
+      if (p.at("sk") > 0) {
+        // Stream-K: sk blocks per SM, never more than the (tile, K step) iterations (each block
+        // has at least one) nor than the module's 1024 turn counters.
+        const int64_t iterations = CeilDiv(shape[0], p.at("bm")) * CeilDiv(shape[1], p.at("bn")) *
+                                   CeilDiv(shape[2], p.at("bk"));
+        EXPECT_EQ(g.grid[0], static_cast<uint32_t>(std::min<int64_t>(
+                                 {iterations, p.at("sk") * 132, 1024})))
+            << what;
+        return;
+      }
       // Split-K: the splits of one C tile are adjacent blocks; a shape splits at most once per
       // K step (1x1x1 never).
       const int64_t splits = std::min(p.at("splitk"), CeilDiv(shape[2], p.at("bk")));
@@ -284,6 +315,70 @@ TEST(GeometryTest, MatmulCoversOddShapes) {
   EXPECT_EQ(seed.ThreadsPerBlock(), 1024u);
   EXPECT_EQ(seed.grid[0], 128u * 128u);
   EXPECT_EQ(seed.dynamic_shared_bytes, 2u * 32 * 32 * 4);
+}
+
+// Configurations recorded before space v8 (tables, stored winners) have no `sk`: they are the
+// same kernel as sk=0, with the same launch.
+TEST(ValidateEntryTest, MatmulConfigurationsFromBeforeStreamKStillValidate) {
+  Params v7 = {{"bm", 128}, {"bn", 128},   {"bk", 8},    {"tm", 16},  {"tn", 8},
+               {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+               {"minb", 1}, {"stages", 0}, {"iloop", 1}, {"ptxo", 3}, {"splitk", 1}};
+  EXPECT_TRUE(ValidateEntry("matmul", {4096, 4096, 4096}, v7).ok())
+      << ValidateEntry("matmul", {4096, 4096, 4096}, v7);
+  Params v8 = v7;
+  v8["sk"] = 0;
+  const KernelFamily& family = MatmulFamily();
+  EXPECT_EQ(family.Geometry(v7, {4096, 4096, 4096}, 132).grid,
+            family.Geometry(v8, {4096, 4096, 4096}, 132).grid);
+  EXPECT_THAT(family.Defines(v7), ::testing::Not(Contains(HasSubstr("CT_SK"))));
+}
+
+// Stream-K's grid follows the GPU: sk blocks per SM. The kernel's arithmetic replayed (matmul.cu,
+// BlockIterations and BlockOfIteration): the blocks' shares cover every (tile, K step) once, none
+// is empty, and each tile split between blocks has one head block (its first steps), whose turn
+// counter (one per block) no other split tile uses.
+TEST(GeometryTest, StreamKSharesEveryIterationOnce) {
+  const KernelFamily& family = MatmulFamily();
+  Params p = {{"bm", 128}, {"bn", 128},   {"bk", 8},     {"tm", 16},   {"tn", 8},
+              {"vec", 4},  {"at", 1},     {"pad", 4},    {"db", 1},    {"warp", 1},
+              {"minb", 1}, {"stages", 0}, {"iloop", 1},  {"ptxo", 3},  {"splitk", 1},
+              {"sk", 2}};
+  ASSERT_TRUE(family.ValidateParams(p).ok()) << family.ValidateParams(p);
+  EXPECT_EQ(family.Geometry(p, {4096, 4096, 4096}, 132).grid[0], 264u);
+  EXPECT_EQ(family.Geometry(p, {4096, 4096, 4096}, 108).grid[0], 216u);
+  EXPECT_EQ(family.Geometry(p, {4096, 4096, 4096}, 0).grid[0], 2u);     // unknown: one SM
+  EXPECT_EQ(family.Geometry(p, {4096, 4096, 4096}, 600).grid[0], 1024u);  // the counters
+  EXPECT_EQ(family.Geometry(p, {100, 100, 16}, 132).grid[0], 2u);        // 1 tile, 2 steps
+  for (const Shape& shape : {Shape{4096, 4096, 4096}, Shape{127, 8192, 4096}, Shape{1, 1, 1},
+                             Shape{256, 256, 16384}, Shape{4097, 1023, 777}}) {
+    const int64_t tiles = CeilDiv(shape[0], 128) * CeilDiv(shape[1], 128);
+    const int64_t steps = CeilDiv(shape[2], 8);
+    const int64_t total = tiles * steps;
+    const int64_t workers = family.Geometry(p, shape, 132).grid[0];
+    std::vector<int> parts(static_cast<size_t>(tiles), 0);
+    std::map<int64_t, int64_t> head_of_tile;
+    int64_t covered = 0;
+    for (int64_t b = 0; b < workers; ++b) {
+      const int64_t first = b * total / workers, end = (b + 1) * total / workers;
+      ASSERT_LT(first, end) << FormatShape(shape) << " block " << b;
+      covered += end - first;
+      for (int64_t e = end; e > first;) {  // the kernel's walk, last tile first
+        const int64_t tile = (e - 1) / steps, tile_first = tile * steps;
+        const int64_t f = std::max(first, tile_first);
+        ++parts[static_cast<size_t>(tile)];
+        const int64_t head = ((tile_first + 1) * workers - 1) / total;
+        EXPECT_LE(head, b);
+        EXPECT_EQ(f == tile_first, head == b) << "the head holds the tile's first step";
+        if (f != tile_first || e != tile_first + steps) head_of_tile[tile] = head;
+        e = f;
+      }
+    }
+    EXPECT_EQ(covered, total) << FormatShape(shape);
+    std::set<int64_t> counters;
+    for (const auto& [tile, head] : head_of_tile) {
+      EXPECT_TRUE(counters.insert(head).second) << "turn counter " << head << " shared";
+    }
+  }
 }
 
 // The output tile's fit, from the family's OutputTile (matmul tiles M and N, not K; transpose
@@ -541,6 +636,9 @@ TEST(ContractTest, AttributesAndConcurrencyFollowTheConfiguration) {
   EXPECT_EQ(MatmulFamily().LaunchConcurrency(split), Concurrency::kAny);
   split["splitk"] = 4;
   EXPECT_EQ(MatmulFamily().LaunchConcurrency(split), Concurrency::kOneModulePerStream);
+  Params stream = MatmulFamily().baseline();
+  stream["sk"] = 1;
+  EXPECT_EQ(MatmulFamily().LaunchConcurrency(stream), Concurrency::kOneModulePerStream);
   EXPECT_EQ(TransposeFamily().LaunchConcurrency(TransposeFamily().baseline()), Concurrency::kAny);
 }
 

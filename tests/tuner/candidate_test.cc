@@ -96,3 +96,28 @@ TEST(LogExcerptTest, CutsOnlyPastTheLimit) {
 
 }  // namespace
 }  // namespace cutune::tuner
+
+namespace cutune::tuner {
+namespace {
+
+// Modules that keep state between launches (split-K's and stream-K's counters) are checked
+// again after their timed launches; the others once.
+TEST(RunRequestTest, ModulesWithStateAreVerifiedAgainAfterTheTimedLaunches) {
+  const kernels::KernelFamily& matmul = kernels::MatmulFamily();
+  compiler::CompileResult compiled;
+  compiled.key = "k";
+  const worker::v1::TimingPolicy policy;
+  Params plain = matmul.baseline();
+  Params split = plain, stream = plain;
+  split["splitk"] = 4;
+  stream["sk"] = 2;
+  const Shape shape = {256, 256, 16384};
+  EXPECT_FALSE(RunRequest(matmul, plain, shape, 132, compiled, policy, true).verify_again());
+  EXPECT_TRUE(RunRequest(matmul, split, shape, 132, compiled, policy, true).verify_again());
+  EXPECT_TRUE(RunRequest(matmul, stream, shape, 132, compiled, policy, true).verify_again());
+  EXPECT_FALSE(RunRequest(matmul, split, shape, 132, compiled, policy, false).verify_again())
+      << "nothing is verified without verify";
+}
+
+}  // namespace
+}  // namespace cutune::tuner

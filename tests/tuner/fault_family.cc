@@ -6,6 +6,9 @@ namespace cutune::testing {
 namespace {
 
 constexpr char kSource[] = R"cuda(
+#if CT_MODE == 6
+__device__ unsigned int blocks_started;  // over every launch of the module
+#endif
 extern "C" __global__ void cutune_kernel(const float* __restrict__ in, float* __restrict__ out,
                                          int rows, int cols) {
   const long long n = (long long)rows * cols;
@@ -35,6 +38,13 @@ extern "C" __global__ void cutune_kernel(const float* __restrict__ in, float* __
   out[i] = s;
 #elif CT_MODE == 5
   out[i] = in[i];  // a copy, not a transpose
+#elif CT_MODE == 6
+  // Every block of the first launch starts before gridDim.x blocks have: a transpose; later
+  // launches copy.
+  __shared__ unsigned int started;
+  if (threadIdx.x == 0) started = atomicAdd(&blocks_started, 1u);
+  __syncthreads();
+  out[i] = started < gridDim.x ? in[r * cols + c] : in[i];
 #else
 #if CT_MODE == 1
   const long long start = clock64();
@@ -50,7 +60,9 @@ class FaultFamilyImpl final : public kernels::KernelFamily {
  public:
   FaultFamilyImpl()
       : base_(kernels::TransposeFamily()),
-        space_({{"mode", {kFast, kSlow, kIllegalAddress, kHang, kTooManyRegisters, kWrongAnswer},
+        space_({{"mode",
+                 {kFast, kSlow, kIllegalAddress, kHang, kTooManyRegisters, kWrongAnswer,
+                  kWrongAfterFirstLaunch},
                  "how the candidate misbehaves"}},
                {}) {}
 
@@ -87,6 +99,10 @@ class FaultFamilyImpl final : public kernels::KernelFamily {
   bool memory_bound() const override { return base_.memory_bound(); }
   std::vector<kernels::KernelArgument> Arguments() const override { return base_.Arguments(); }
   kernels::Verification verification() const override { return base_.verification(); }
+  kernels::Concurrency LaunchConcurrency(const Params& params) const override {
+    return params.at("mode") == kWrongAfterFirstLaunch ? kernels::Concurrency::kOneModulePerStream
+                                                       : kernels::Concurrency::kAny;
+  }
 
  private:
   const kernels::KernelFamily& base_;

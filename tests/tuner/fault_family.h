@@ -1,6 +1,6 @@
 // Test-only kernel family whose candidates misbehave on purpose: a fast correct kernel, a slow
 // correct one, an illegal address, an endless loop, a launch that needs more registers than a
-// block may have, and a wrong answer. It presents itself as "transpose" so the worker prepares
+// block may have, a wrong answer, and one right on its module's first launch only. It presents itself as "transpose" so the worker prepares
 // transpose buffers and the trusted transpose reference; only the candidates' source is its own.
 #pragma once
 
@@ -15,6 +15,9 @@ enum FaultMode : int64_t {
   kHang = 3,
   kTooManyRegisters = 4,
   kWrongAnswer = 5,
+  // Right on a module's first launch only (a counter in module memory): the check after the
+  // timed launches must catch it.
+  kWrongAfterFirstLaunch = 6,
 };
 
 const kernels::KernelFamily& FaultFamily();

@@ -42,7 +42,7 @@ TEST_F(SweepGpuTest, FaultsHangsAndRefusalsDoNotStopTheSweep) {
   options.shape = {2048, 1024};
   options.candidate_timeout = std::chrono::milliseconds(3000);
   SweepResult r = Sweep(options);
-  ASSERT_EQ(r.rows.size(), 6u);
+  ASSERT_EQ(r.rows.size(), 7u);
   std::map<int64_t, const Measurement*> by_mode;
   for (const Measurement& m : r.rows) by_mode[m.params.at("mode")] = &m;
   for (const auto& [mode, m] : by_mode) {
@@ -55,6 +55,10 @@ TEST_F(SweepGpuTest, FaultsHangsAndRefusalsDoNotStopTheSweep) {
   EXPECT_EQ(by_mode[testing::kHang]->outcome, Outcome::kTimeout);
   EXPECT_EQ(by_mode[testing::kTooManyRegisters]->outcome, Outcome::kOutOfResources);
   EXPECT_EQ(by_mode[testing::kWrongAnswer]->outcome, Outcome::kWrongAnswer);
+  // Right on the checked first launch, wrong on the launches timed after it.
+  EXPECT_EQ(by_mode[testing::kWrongAfterFirstLaunch]->outcome, Outcome::kWrongAnswer);
+  EXPECT_THAT(by_mode[testing::kWrongAfterFirstLaunch]->detail,
+              ::testing::HasSubstr("after the timed launches"));
   ASSERT_TRUE(r.winner.has_value());
   EXPECT_EQ(r.rows[*r.winner].params.at("mode"), testing::kFast);
   // The fault and the hang each cost a worker; the refused launch must not.
@@ -137,6 +141,62 @@ TEST_F(SweepGpuTest, SplitKModulesAreRightPastTheirTurnCounters) {
   EXPECT_GT(counts[Outcome::kOk], 100);
   for (const Measurement& m : r.rows) {
     if (m.outcome != Outcome::kOk) ADD_FAILURE() << FormatParams(m.params) << ": " << m.detail;
+  }
+}
+
+// Split-K modules whose partials fit their module memory (the last split sums them) on odd
+// shapes: one C tile split 16 ways (16x16x16384), tiles cut by both edges (129x260x4100), and
+// 1000x1001x204, whose 64x64 grids fit up to 4 splits and add into C in turn past that. Each is
+// checked on its first launch and again after the timed ones (the counters must return to 0).
+TEST_F(SweepGpuTest, SplitKModulesAreRightSummingPartials) {
+  for (Shape shape : {Shape{16, 16, 16384}, Shape{129, 260, 4100}, Shape{1000, 1001, 204}}) {
+    SweepOptions options;
+    options.family = &kernels::MatmulFamily();
+    options.shape = shape;
+    auto space = options.family->default_space().Narrow({{"splitk", {2, 4, 8, 16}}});
+    ASSERT_TRUE(space.ok()) << space.status();
+    options.space = *space;
+    options.timing.min_samples = 3;
+    options.timing.max_samples = 3;
+    SweepResult r = Sweep(options);
+    auto counts = Counts(r);
+    EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size())) << FormatShape(shape);
+    EXPECT_GT(counts[Outcome::kOk], 100) << FormatShape(shape);
+    for (const Measurement& m : r.rows) {
+      if (m.outcome != Outcome::kOk) {
+        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
+      }
+    }
+  }
+}
+
+// Stream-K modules where a tile's hand-over chain is long (16x16x16384: one C tile, its 2048 K
+// steps shared by every block) and where every block has parts of several tiles, on odd shapes:
+// right on the checked launch, and no hang in the timed ones (each launch leaves the turn counters
+// at 0 for the next).
+TEST_F(SweepGpuTest, StreamKModulesAreRightWithLongHandOvers) {
+  for (Shape shape : {Shape{16, 16, 16384}, Shape{1000, 1001, 204}, Shape{4097, 1023, 777}}) {
+    SweepOptions options;
+    options.family = &kernels::MatmulFamily();
+    options.shape = shape;
+    auto space = options.family->default_space().Narrow({{"sk", {1, 2}}});
+    ASSERT_TRUE(space.ok()) << space.status();
+    options.space = *space;
+    options.timing.min_samples = 3;
+    options.timing.max_samples = 3;
+    if (shape[0] > 1000) {
+      options.strategy = "random";
+      options.max_evaluations = 120;
+    }
+    SweepResult r = Sweep(options);
+    auto counts = Counts(r);
+    EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size())) << FormatShape(shape);
+    EXPECT_GT(counts[Outcome::kOk], 100) << FormatShape(shape);
+    for (const Measurement& m : r.rows) {
+      if (m.outcome != Outcome::kOk) {
+        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
+      }
+    }
   }
 }
 

@@ -95,7 +95,7 @@ struct Answer {
   uint32_t dynamic_shared_bytes = 0;
   std::vector<KernelArgument> arguments;
   std::vector<FunctionAttribute> function_attributes;
-  bool one_module_per_stream = false;  // split-K: launches of one module must not overlap
+  bool one_module_per_stream = false;  // split-K, stream-K: launches of one module must not overlap
   uint32_t pointer_alignment = 16;
   // Figures measured at tuned_shape (the asked shape only when measured_at_asked_shape).
   double time_us = 0;
