@@ -250,6 +250,12 @@ absl::Status ValidateParams(std::string_view family, const Params& params) {
   return (*found)->ValidateParams(params);
 }
 
+Params CanonicalParams(std::string_view family, Params params) {
+  absl::StatusOr<const KernelFamily*> found = KnownFamily(family);
+  if (!found.ok()) return params;
+  return (*found)->default_space().Complete(std::move(params));
+}
+
 absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Params& params) {
   if (absl::Status s = ValidateProblem(family, shape); !s.ok()) return s;
   return ValidateParams(family, params);

@@ -184,6 +184,11 @@ absl::Status ValidateEntry(std::string_view family, const Shape& shape, const Pa
 absl::Status ValidateProblem(std::string_view family, const Shape& shape);
 // A known family and parameters its KernelFamily::ValidateParams accepts.
 absl::Status ValidateParams(std::string_view family, const Params& params);
+// A configuration in its family's one spelling: parameters added to the space since it was
+// recorded get their `absent` values (Space::Complete), so {..} and {.., sk=0} are one
+// configuration wherever they meet (table import, a sweep's given candidates). Unknown families
+// are returned as they are.
+Params CanonicalParams(std::string_view family, Params params);
 
 // The share of the launched output tiles' area that covers the output, in (0, 1] (1: a family
 // without output tiles).

@@ -92,6 +92,24 @@ absl::Status Space::Admit(const Params& params, bool strict) const {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<Params>> Space::AdmitCandidates(
+    const std::vector<Params>& written) const {
+  std::set<Params> as_written, kept;
+  std::vector<Params> out;
+  for (size_t i = 0; i < written.size(); ++i) {
+    if (!as_written.insert(written[i]).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("candidates[", i, "] repeats ", Quoted(FormatParams(written[i]))));
+    }
+    Params params = Complete(written[i]);
+    if (absl::Status s = Admit(params, /*strict=*/true); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("candidates[", i, "]: ", s.message()));
+    }
+    if (kept.insert(params).second) out.push_back(std::move(params));
+  }
+  return out;
+}
+
 absl::StatusOr<Space> Space::Narrow(
     const std::map<std::string, std::vector<int64_t>>& values) const {
   std::vector<Parameter> narrowed = parameters_;

@@ -58,6 +58,11 @@ class Space {
   // (INVALID_ARGUMENT "candidate <params> breaks a constraint: <text>"). The constraints run only
   // on parameters Check accepted, since they divide by parameter values.
   absl::Status Admit(const Params& params, bool strict) const;
+  // A list of configurations given from outside (a sweep request's candidates), each Complete
+  // and Admitted (strict), in this space's one spelling and in order: a configuration given
+  // twice as written is INVALID_ARGUMENT ("candidates[i] repeats ..."), one given in two
+  // spellings (one written before a parameter was added) is kept once.
+  absl::StatusOr<std::vector<Params>> AdmitCandidates(const std::vector<Params>& written) const;
 
   // The same space with some parameters restricted to the given values. Unknown names and values
   // outside the parameter's list are INVALID_ARGUMENT.

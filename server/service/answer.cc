@@ -288,7 +288,7 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
 }
 
 store::EntryValidator FamilyRules() {
-  return {kernels::ValidateProblem, kernels::ValidateParams};
+  return {kernels::ValidateProblem, kernels::ValidateParams, kernels::CanonicalParams};
 }
 
 store::StoreOptions StoreRules() {

@@ -375,20 +375,13 @@ grpc::Status TunerService::StartTuning(grpc::ServerContext* context,
             absl::StrCat("candidates lists ", request->candidates_size(),
                          " configurations (at most ", kMaxCandidates, ")")};
   }
-  std::set<std::string> seen;
-  for (int i = 0; i < request->candidates_size(); ++i) {
-    const auto& values = request->candidates(i).values();
-    Params params(values.begin(), values.end());
-    if (absl::Status s = narrowed->Admit(params, /*strict=*/true); !s.ok()) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              absl::StrCat("candidates[", i, "]: ", s.message())};
-    }
-    if (!seen.insert(FormatParams(params)).second) {
-      return {grpc::StatusCode::INVALID_ARGUMENT,
-              absl::StrCat("candidates[", i, "] repeats ", Quoted(FormatParams(params)))};
-    }
-    spec.candidates.push_back(std::move(params));
+  std::vector<Params> written;
+  for (const auto& candidate : request->candidates()) {
+    written.emplace_back(candidate.values().begin(), candidate.values().end());
   }
+  absl::StatusOr<std::vector<Params>> candidates = narrowed->AdmitCandidates(written);
+  if (!candidates.ok()) return ToGrpc(candidates.status());
+  spec.candidates = *std::move(candidates);
   spec.seed = request->seed() ? request->seed() : 1;
   if (request->idempotency_key().size() > kMaxIdempotencyKey) {
     return {grpc::StatusCode::INVALID_ARGUMENT,

@@ -120,11 +120,18 @@ struct EntryValidator {
   std::function<absl::Status(std::string_view family, const Shape& shape)> problem;
   // Asked only about a problem `problem` accepted.
   std::function<absl::Status(std::string_view family, const Params& params)> params;
+  // The family's one spelling of a configuration (parameters added since it was recorded filled
+  // in; the daemon passes kernels::CanonicalParams), applied before `params` to what a table
+  // brings in. Empty: configurations are kept as written.
+  std::function<Params(std::string_view family, Params params)> canonical;
 
   explicit operator bool() const { return problem != nullptr || params != nullptr; }
   // Both: OK, or the first refusal.
   absl::Status operator()(std::string_view family, const Shape& shape,
                           const Params& configuration) const;
+  Params Canonical(std::string_view family, Params configuration) const {
+    return canonical ? canonical(family, std::move(configuration)) : configuration;
+  }
 };
 
 // How a configuration's launch fits a shape on a GPU with `sm_count` SMs; the daemon passes

@@ -56,27 +56,40 @@ absl::Status CheckEntry(const EntryValidator& validator, const std::string& fami
   return absl::OkStatus();
 }
 
+// Of two rows of one configuration: an ok row over a rejected one, else the faster.
+bool BetterRow(const Measurement& a, const Measurement& b) {
+  const bool a_ok = a.outcome == Outcome::kOk, b_ok = b.outcome == Outcome::kOk;
+  if (a_ok != b_ok) return a_ok;
+  return a_ok && a.timing.median_us < b.timing.median_us;
+}
+
 // A winner's "ties": distinct non-empty configurations other than the winner's own, each in the
 // family's space when there is a validator; returned in CanonicalBefore order, whatever the
 // order in the file.
 absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& path,
-                                            const std::string& family, const Params& winner,
+                                            const std::string& family, const Params& winner_written,
                                             const EntryValidator& validator) {
   if (!j.is_array()) {
     return Bad(path, absl::StrCat("expected an array of parameter objects", Got(j)));
   }
+  const Params winner = validator.Canonical(family, winner_written);
   std::vector<Params> ties;
-  std::map<Params, std::string> paths;
+  std::map<Params, std::string> paths;  // as written
+  std::set<Params> kept;                // canonical
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string tp = absl::StrCat(path, "/", i);
     absl::StatusOr<Params> params = ParamsFromJson(j[i], tp);
     if (!params.ok()) return params.status();
     if (params->empty()) return Bad(tp, "expected a non-empty object of integers");
-    if (*params == winner) return Bad(tp, "is the winner's own configuration");
+    if (*params == winner_written) return Bad(tp, "is the winner's own configuration");
     if (auto [it, inserted] = paths.emplace(*params, tp); !inserted) {
       return Bad(tp, absl::StrCat("configuration ", FormatParams(*params),
                                   " is listed twice (first at ", it->second, ")"));
     }
+    // Written in another spelling than the winner or another tie (before a parameter was
+    // added), it may be that one: then it is not listed again.
+    *params = validator.Canonical(family, *std::move(params));
+    if (*params == winner || !kept.insert(*params).second) continue;
     if (validator.params) {
       if (absl::Status s = validator.params(family, *params); !s.ok()) {
         return Bad(tp, ToStd(s.message()));
@@ -123,6 +136,7 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
       const std::string mp = absl::StrCat(pp, "/members/", m);
       absl::StatusOr<Params> params = ParamsFromJson(members_json[m], mp);
       if (!params.ok()) return params.status();
+      *params = validator.Canonical(*family, *std::move(params));
       if (validator.params) {
         if (absl::Status s = validator.params(*family, *params); !s.ok()) {
           return Bad(mp, ToStd(s.message()));
@@ -130,6 +144,9 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
       }
       members.push_back(*std::move(params));
     }
+    // Two spellings of one member (one written before a parameter was added) are one member:
+    // its cell at a shape is the faster of the two.
+    std::map<std::pair<Shape, Params>, double> fastest;
     const Json& matrix = e["matrix"];
     if (!matrix.is_array()) return Bad(pp + "/matrix", absl::StrCat("expected an array", Got(matrix)));
     for (size_t r = 0; r < matrix.size(); ++r) {
@@ -159,8 +176,13 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
                                       Got(times[m])));
         }
         const double t = times[m].get<double>();
-        if (t > 0) cells.push_back({model, *family, *dtype, *shape, members[m], t});
+        if (t <= 0) continue;
+        auto [it, inserted] = fastest.try_emplace({*shape, members[m]}, t);
+        if (!inserted) it->second = std::min(it->second, t);
       }
+    }
+    for (const auto& [key, t] : fastest) {
+      cells.push_back({model, *family, *dtype, key.first, key.second, t});
     }
   }
   return absl::OkStatus();
@@ -251,6 +273,8 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       w.provenance = std::move(problem->provenance);
       absl::StatusOr<Measurement> m = GetMeasurement(e, wp, /*has_outcome=*/false);
       if (!m.ok()) return m.status();
+      const Params written = m->params;
+      m->params = validator.Canonical(w.family, std::move(m->params));
       w.measurement = *std::move(m);
       absl::StatusOr<Reference> ref = GetReference(e, wp);
       if (!ref.ok()) return ref.status();
@@ -268,7 +292,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
                                                 " (this table is version ", *version, ")"));
         }
         absl::StatusOr<std::vector<Params>> ties =
-            GetTies(e["ties"], wp + "/ties", w.family, w.measurement.params, validator);
+            GetTies(e["ties"], wp + "/ties", w.family, written, validator);
         if (!ties.ok()) return ties.status();
         w.ties = *std::move(ties);
       }
@@ -354,7 +378,8 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       }
       const Json& rows = e["rows"];
       if (!rows.is_array()) return Bad(sp + "/rows", absl::StrCat("expected an array", Got(rows)));
-      std::map<std::string, std::string> row_paths;
+      std::map<std::string, std::string> row_paths;  // as written
+      std::map<Params, size_t> row_of;               // canonical -> index in sweep.rows
       for (size_t r = 0; r < rows.size(); ++r) {
         std::string rp = absl::StrCat(sp, "/rows/", r);
         if (absl::Status s =
@@ -366,15 +391,23 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
         if (!m.ok()) return m.status();
         absl::StatusOr<int64_t> at = GetTime(rows[r], rp, "measured_at");
         if (!at.ok()) return at.status();
+        if (auto [it, inserted] = row_paths.emplace(FormatParams(m->params), rp); !inserted) {
+          return Bad(rp + "/params",
+                     absl::StrCat("candidate ", it->first,
+                                  " appears twice in this sweep (first at ", it->second, ")"));
+        }
+        m->params = validator.Canonical(info.family, std::move(m->params));
         if (validator.params) {
           if (absl::Status s = validator.params(info.family, m->params); !s.ok()) {
             return Bad(rp + "/params", ToStd(s.message()));
           }
         }
-        if (auto [it, inserted] = row_paths.emplace(FormatParams(m->params), rp); !inserted) {
-          return Bad(rp + "/params",
-                     absl::StrCat("candidate ", it->first,
-                                  " appears twice in this sweep (first at ", it->second, ")"));
+        // Two spellings of one configuration (one written before a parameter was added): the
+        // better row stands for it.
+        if (auto [it, inserted] = row_of.try_emplace(m->params, sweep.rows.size()); !inserted) {
+          StoredRow& kept = sweep.rows[it->second];
+          if (BetterRow(*m, kept.measurement)) kept = {0, *std::move(m), *at};
+          continue;
         }
         sweep.rows.push_back({0, *std::move(m), *at});
       }

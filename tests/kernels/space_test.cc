@@ -81,6 +81,20 @@ TEST(SpaceTest, AParameterWithAnAbsentValueMayBeMissing) {
               HasSubstr("late=2 is not in the space"));
 }
 
+// Candidates given from outside come out in the space's one spelling: one written before `late`
+// existed and the same with late=0 are one candidate; one written twice is refused.
+TEST(SpaceTest, GivenCandidatesAreCompletedAndKeptOnce) {
+  const Space space({{"a", {1, 2}, ""}, {"late", {0, 1}, "added later", /*absent=*/0}}, {});
+  absl::StatusOr<std::vector<Params>> kept =
+      space.AdmitCandidates({{{"a", 1}}, {{"a", 2}, {"late", 1}}, {{"a", 1}, {"late", 0}}});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(*kept, (std::vector<Params>{{{"a", 1}, {"late", 0}}, {{"a", 2}, {"late", 1}}}));
+  EXPECT_THAT(space.AdmitCandidates({{{"a", 1}}, {{"a", 1}}}).status().message(),
+              HasSubstr("candidates[1] repeats"));
+  EXPECT_THAT(space.AdmitCandidates({{{"a", 1}}, {{"a", 3}}}).status().message(),
+              HasSubstr("candidates[1]: parameter a=3 is not in the space"));
+}
+
 // A constraint that divides, like the families' (tile % vec == 0).
 Space DividingSpace() {
   return Space({{"tile", {16, 32}, ""}, {"vec", {1, 2, 4}, ""}, {"pad", {0, 1}, ""}},

@@ -61,7 +61,8 @@ TEST(ShippedTablesTest, TablesAndValidFixturesPassTheSpaceCheck) {
   }
   std::set<std::string> families;
   for (const kernels::KernelFamily* f : kernels::AllFamilies()) families.insert(std::string(f->name()));
-  const EntryValidator validator = {kernels::ValidateProblem, kernels::ValidateParams};
+  const EntryValidator validator = {kernels::ValidateProblem, kernels::ValidateParams,
+                                    kernels::CanonicalParams};
   for (const std::filesystem::path& file : files) {
     absl::StatusOr<ImportBatch> batch = ParseTable(ReadFile(file), families, validator);
     EXPECT_TRUE(batch.ok()) << file << ": " << batch.status();

@@ -192,7 +192,8 @@ void ImportAndLaunch(const std::string& text, const std::string& path) {
   ASSERT_TRUE(store.ok()) << store.status();
   ImportOptions options;
   options.known_families = {"transpose", "matmul"};
-  options.validator = {kernels::ValidateProblem, kernels::ValidateParams};
+  options.validator = {kernels::ValidateProblem, kernels::ValidateParams,
+                                    kernels::CanonicalParams};
   absl::StatusOr<ImportStats> stats = ImportTable(**store, text, options);
   // A table can parse but still conflict with the store: another compute capability for a
   // model listed twice under different names is impossible here, so only OK is expected.
@@ -218,7 +219,8 @@ TEST(TableFuzzTest, MutatedTablesAreAnsweredNeverThrownOrCrashedOn) {
   ASSERT_FALSE(seeds.empty());
   testing::TempDir dir;
   const std::set<std::string> families = {"transpose", "matmul"};
-  const EntryValidator validator = {kernels::ValidateProblem, kernels::ValidateParams};
+  const EntryValidator validator = {kernels::ValidateProblem, kernels::ValidateParams,
+                                    kernels::CanonicalParams};
   Mutator mutator(20261201);
   Tally parsed, validated, diffed;
   int imports = 0;

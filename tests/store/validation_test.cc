@@ -31,7 +31,8 @@ Params TransposeWith(const std::string& name, int64_t value) {
 }
 
 // What the daemon passes.
-const EntryValidator kValidator = {kernels::ValidateProblem, kernels::ValidateParams};
+const EntryValidator kValidator = {kernels::ValidateProblem, kernels::ValidateParams,
+                                    kernels::CanonicalParams};
 
 ImportOptions Validated() {
   ImportOptions options;
@@ -164,6 +165,61 @@ TEST(ValidatedImportTest, ConfigurationsOutsideTheSpaceRefuseTheTableNamingWhere
   ASSERT_TRUE(stats.ok()) << stats.status();
   EXPECT_EQ(stats->winners_added, 2);
   EXPECT_EQ(stats->rows_added, 3);
+}
+
+// A configuration written before a parameter was added (matmul without `sk`) is the same
+// configuration as the one with its absent value (sk=0): a table's winner, ties, sweep rows and
+// portfolio members come in in that one spelling, and two spellings of one configuration are one
+// (the faster row, the faster cell), not a duplicate in the portfolio.
+TEST(ValidatedImportTest, AConfigurationWrittenBeforeAParameterWasAddedIsCompleted) {
+  TempDir dir;
+  std::unique_ptr<Store> source = OpenStore(dir.File("source.db"));
+  Populate(*source);
+  Json table = Json::parse(Export(*source));
+  table["version"] = kTableVersionPortfolios;
+  Json& device = table["devices"][0];
+  ASSERT_EQ(device["winners"][0]["family"], "matmul");
+  const Json with_sk = device["winners"][0]["params"];
+  ASSERT_EQ(with_sk["sk"], 0);
+  Json without_sk = with_sk;
+  without_sk.erase("sk");
+  device["winners"][0]["params"] = without_sk;
+  device["winners"][0]["ties"] = Json::array({with_sk});  // the winner itself, once completed
+  Json old_row = device["sweeps"][0]["rows"][0];
+  old_row["params"] = without_sk;
+  old_row["time_us"] = 8500.0;  // faster than the row written with sk=0 (9000)
+  device["sweeps"][0]["rows"].push_back(old_row);
+  device["portfolios"] = Json::array(
+      {{{"family", "matmul"},
+        {"dtype", "f32"},
+        {"members", Json::array({with_sk, without_sk})},
+        {"matrix", Json::array({{{"shape", {4096, 4096, 4096}},
+                                 {"best_us", 8500.0},
+                                 {"times_us", {9000.0, 8500.0}}}})}}});
+
+  absl::StatusOr<ImportBatch> batch = ParseTable(table.dump(), kFamilies, kValidator);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  const Params completed = kernels::MatmulFamily().baseline();
+  ASSERT_EQ(completed.at("sk"), 0);
+  ASSERT_EQ(batch->winners.size(), 2u);
+  EXPECT_EQ(batch->winners[0].measurement.params, completed);
+  EXPECT_TRUE(batch->winners[0].ties.empty());
+  ASSERT_EQ(batch->sweeps[0].rows.size(), 1u);
+  EXPECT_EQ(batch->sweeps[0].rows[0].measurement.params, completed);
+  EXPECT_DOUBLE_EQ(batch->sweeps[0].rows[0].measurement.timing.median_us, 8500.0);
+  ASSERT_EQ(batch->cells.size(), 1u);
+  EXPECT_EQ(batch->cells[0].params, completed);
+  EXPECT_DOUBLE_EQ(batch->cells[0].time_us, 8500.0);
+
+  // Without the family's rules (the diff tool) configurations stay as written.
+  absl::StatusOr<ImportBatch> raw = ParseTable(table.dump(), {});
+  ASSERT_TRUE(raw.ok()) << raw.status();
+  EXPECT_FALSE(raw->winners[0].measurement.params.contains("sk"));
+
+  // Written twice in one spelling it is still a duplicate.
+  device["sweeps"][0]["rows"][1]["params"] = with_sk;
+  absl::StatusOr<ImportBatch> twice = ParseTable(table.dump(), kFamilies, kValidator);
+  EXPECT_THAT(std::string(twice.status().message()), HasSubstr("appears twice in this sweep"));
 }
 
 TEST(StoredWinnerTest, OneTheValidatorRefusesIsSkippedNotServed) {
