@@ -122,7 +122,13 @@ TEST(ClientLibTest, TheShippedTablePredictsUntunedShapesOffline) {
   EXPECT_EQ(split.rung, "exact");
   EXPECT_GT(split.params.at("splitk"), 1);
   EXPECT_TRUE(split.one_module_per_stream) << "split-K answers say so";
-  EXPECT_FALSE(client.Get({"matmul", {4096, 4096, 4096}}).one_module_per_stream);
+  const Answer stream_k = client.Get({"matmul", {4096, 4096, 4096}});
+  EXPECT_GT(stream_k.params.at("sk"), 0);
+  EXPECT_TRUE(stream_k.one_module_per_stream) << "stream-K answers say so";
+  const Answer plain = client.Get({"matmul", {2048, 2048, 2048}});
+  EXPECT_EQ(plain.params.at("splitk"), 1);
+  EXPECT_EQ(plain.params.at("sk"), 0);
+  EXPECT_FALSE(plain.one_module_per_stream);
 }
 
 TEST(ClientLibTest, FreshOnlyRefusesAStaleAnswer) {

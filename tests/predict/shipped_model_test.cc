@@ -38,13 +38,13 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   auto imported = store::ImportTable(**store, text.str(),
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  // The bounds sit a little under the recorded figures (matmul 98.8% / 85.3% / 72.5%,
-  // transpose 100.0% / 96.2% / 94.7%, the table re-tuned for the restructured kernels; the one
-  // before, 98.1% / 87.4% / 77.0%, was measured on another day's machine: the worst cases are
-  // problems of 5-15 us, where the same cubin measured 10-15% apart between the two); before the
-  // fit was taken relative to the median member, matmul's 10th percentile was 78.5% (on the
-  // 94-shape grid of space v6), and before the grid held small problems its worst was 51%.
-  const std::map<std::string, Figures> bounds = {{"matmul", {0.97, 0.84, 0.70}},
+  // The bounds sit a little under the recorded figures (matmul 96.6% / 86.6% / 65.6%,
+  // transpose 99.8% / 96.2% / 93.1%). The matmul half was re-tuned for the stream-K kernel
+  // (space v8): its winners are 11% faster in the median than space v7's, but more of them are
+  // shape-specific (split-K up to 16, stream-K), so picking a member away from the tuned
+  // shapes is harder: space v7's table gave 98.8% / 85.3% / 72.5% (bench/results/unseen-shapes.md,
+  // section 13). Before the grid held small problems matmul's worst was 51%.
+  const std::map<std::string, Figures> bounds = {{"matmul", {0.95, 0.84, 0.63}},
                                                  {"transpose", {0.99, 0.94, 0.90}}};
   size_t checked = 0;
   for (const auto& [key, model] : (*store)->PredictionModels()) {

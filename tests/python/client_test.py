@@ -79,10 +79,11 @@ class GetTest(unittest.TestCase):
                          ("matmul", (64, 4096, 4096), "f32"))
         self.assertEqual(answer.device_model, H200)
         self.assertEqual(answer.kernel, "cutune_kernel")
-        self.assertEqual(answer.params["splitk"], 4)
+        splitk = answer.params["splitk"]
+        self.assertGreater(splitk, 1)  # K 64 times M: the shipped winner splits K
         self.assertEqual(answer.concurrency, "one_module_per_stream")
         self.assertIn("--gpu-architecture=sm_90", answer.compile_options)
-        self.assertIn("-DCT_SPLITK=4", answer.compile_options)
+        self.assertIn(f"-DCT_SPLITK={splitk}", answer.compile_options)
         self.assertEqual(len(answer.geometry.grid), 3)
         self.assertEqual(len(answer.geometry.block), 3)
         self.assertTrue(answer.measured_at_asked_shape)
