@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stream-K (CT_SK in bench/lab/matmul_streamk.cu, which is kernels/matmul.cu with stream-K)
+# Stream-K (CT_SK in kernels/matmul.cu; the session-10 runs used bench/lab/matmul_streamk.cu, its first form)
 # against the data-parallel grid of the same tiles, on the cubes where the last wave is partial
 # and on the awkward set's under-filled shapes; first small odd shapes for correctness (every
 # variant is checked before it is timed). kernel-notes.md, session 10.
@@ -8,7 +8,7 @@ set -uo pipefail
 out=${1:?usage: streamk.sh OUT_DIR}
 mkdir -p "$out"
 lab="python3 bench/kernel_lab.py matmul"
-src="--src bench/lab/matmul_streamk.cu"  # kernels/matmul.cu with CT_SK (branch streamk)
+src="--src kernels/matmul.cu"
 # The 4096^3 winner (128x128x8, 16x8, iloop), and tiles the awkward shapes chose.
 big="at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=1,pad=4,ptxo=3,stages=0,tm=16,tn=8,vec=4,warp=1"
 wide="at=1,bk=8,bm=128,bn=256,db=1,iloop=1,minb=1,pad=4,ptxo=3,stages=0,tm=16,tn=8,vec=4,warp=1"
