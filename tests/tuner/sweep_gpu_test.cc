@@ -30,6 +30,16 @@ class SweepGpuTest : public ::testing::Test {
     return counts;
   }
 
+  // Every row of `r` ok (each other one named), and more than `at_least` of them.
+  static void ExpectEveryRowOk(const SweepResult& r, const Shape& shape, int at_least) {
+    EXPECT_GT(static_cast<int>(r.rows.size()), at_least) << FormatShape(shape);
+    for (const Measurement& m : r.rows) {
+      if (m.outcome != Outcome::kOk) {
+        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
+      }
+    }
+  }
+
   compiler::CachingCompiler compiler_;
   compiler::CompilePool pool_;
   worker::WorkerProcess worker_;
@@ -158,15 +168,7 @@ TEST_F(SweepGpuTest, SplitKModulesAreRightSummingPartials) {
     options.space = *space;
     options.timing.min_samples = 3;
     options.timing.max_samples = 3;
-    SweepResult r = Sweep(options);
-    auto counts = Counts(r);
-    EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size())) << FormatShape(shape);
-    EXPECT_GT(counts[Outcome::kOk], 100) << FormatShape(shape);
-    for (const Measurement& m : r.rows) {
-      if (m.outcome != Outcome::kOk) {
-        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
-      }
-    }
+    ExpectEveryRowOk(Sweep(options), shape, 100);
   }
 }
 
@@ -188,15 +190,7 @@ TEST_F(SweepGpuTest, StreamKModulesAreRightWithLongHandOvers) {
       options.strategy = "random";
       options.max_evaluations = 120;
     }
-    SweepResult r = Sweep(options);
-    auto counts = Counts(r);
-    EXPECT_EQ(counts[Outcome::kOk], static_cast<int>(r.rows.size())) << FormatShape(shape);
-    EXPECT_GT(counts[Outcome::kOk], 100) << FormatShape(shape);
-    for (const Measurement& m : r.rows) {
-      if (m.outcome != Outcome::kOk) {
-        ADD_FAILURE() << FormatShape(shape) << " " << FormatParams(m.params) << ": " << m.detail;
-      }
-    }
+    ExpectEveryRowOk(Sweep(options), shape, 100);
   }
 }
 
