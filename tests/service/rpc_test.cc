@@ -480,7 +480,11 @@ TEST(RpcTest, EveryAnswerCarriesItsLaunchContract) {
       } else {
         EXPECT_THAT(c.arguments(1).extent(), ElementsAre("cols", "rows"));
       }
-      const bool splits = r.params().contains("splitk") && r.params().at("splitk") > 1;
+      // Split-K and stream-K modules hand partial sums over in their own memory.
+      const auto param = [&](const char* name) {
+        return r.params().contains(name) ? r.params().at(name) : 0;
+      };
+      const bool splits = param("splitk") > 1 || param("sk") > 0;
       split += splits;
       EXPECT_EQ(c.concurrency(), splits ? pb::LaunchContract::CONCURRENCY_ONE_MODULE_PER_STREAM
                                         : pb::LaunchContract::CONCURRENCY_ANY)
