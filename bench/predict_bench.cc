@@ -35,12 +35,14 @@ std::string Percent(double v) {
   return b;
 }
 
-// Median, 10th percentile and worst of ratios (1.0 = as good as the shape's own winner).
+// Median, 10th percentile and worst of ratios (1.0 = as good as the shape's own winner), over
+// the shapes where they were measured (0: not measured).
 std::string Summary(std::vector<double> r) {
+  r.erase(std::remove(r.begin(), r.end(), 0.0), r.end());
   if (r.empty()) return "none";
   std::sort(r.begin(), r.end());
   return "median " + Percent(r[r.size() / 2]) + ", p10 " + Percent(r[r.size() / 10]) +
-         ", worst " + Percent(r.front());
+         ", worst " + Percent(r.front()) + " (" + std::to_string(r.size()) + " shapes)";
 }
 
 // Ratios around 1 (predicted over measured): median, 10th and 90th percentiles, extremes, and
@@ -137,9 +139,11 @@ int Run(const std::string& table, const std::string& measured, const std::string
   }
 
   std::vector<store::LookupQuery> asked;
-  if (!measured.empty() && !unseen.empty()) {
-    auto all = Load(measured, "/tmp/cutune-predict-bench-all.db");
-    if (!all.ok()) {
+  if (!unseen.empty()) {
+    // Without --measured: the answers and the lookup cost, no tuned time to compare with.
+    absl::StatusOr<std::unique_ptr<store::Store>> all = absl::NotFoundError("no --measured");
+    if (!measured.empty()) all = Load(measured, "/tmp/cutune-predict-bench-all.db");
+    if (!measured.empty() && !all.ok()) {
       std::fprintf(stderr, "%s: %s\n", measured.c_str(), std::string(all.status().message()).c_str());
       return 1;
     }
@@ -165,6 +169,12 @@ int Run(const std::string& table, const std::string& measured, const std::string
       q.family_default = f->baseline();
       asked.push_back(q);
       const store::LookupResult answer = (*grid)->Lookup(q);
+      if (!all.ok()) {
+        std::printf("%-10s %-16s %-14s %8.3fx %9.2f us\n", family.c_str(), shape_text.c_str(),
+                    std::string(store::LookupRungName(answer.rung)).c_str(),
+                    answer.expected_slowdown, answer.predicted_time_us);
+        continue;
+      }
       store::RowQuery rows;
       rows.device_model = q.device_model;
       rows.family = family;
@@ -213,7 +223,8 @@ int main(int argc, char** argv) {
                "PREDICTED rung from tuning tables");
   std::string table, measured, unseen;
   app.add_option("--table", table, "The grid table (with portfolios or rows)")->required();
-  app.add_option("--measured", measured, "A table with rows that measured the unseen shapes");
+  app.add_option("--measured", measured,
+                 "A table with rows that measured the unseen shapes (without: answers only)");
   app.add_option("--unseen", unseen, "FAMILY SHAPE per line (tables/grid/unseen.txt)");
   CLI11_PARSE(app, argc, argv);
   return cutune::Run(table, measured, unseen);

@@ -22,20 +22,24 @@ struct ArchLimits {
   int cc_minor;
   int shared_optin_kb;
   int shared_per_sm_kb;
+  int threads_per_sm;
+  int blocks_per_sm;
   int sm_count;  // of the architecture's reference data-centre part; real devices report theirs
 };
 
 // CUDA C Programming Guide, "Technical Specifications per Compute Capability".
+// Columns: cc, opt-in shared KB per block, shared KB per SM, resident threads and blocks per SM,
+// SMs of the reference part.
 constexpr ArchLimits kArchLimits[] = {
-    {7, 0, 96, 96, 80},      // V100
-    {7, 5, 64, 64, 40},      // T4
-    {8, 0, 163, 164, 108},   // A100
-    {8, 6, 99, 100, 84},     // A40 / RTX 30xx
-    {8, 7, 163, 164, 16},    // Orin
-    {8, 9, 99, 100, 142},    // L40S / RTX 40xx
-    {9, 0, 227, 228, 132},   // H100 / H200 SXM
-    {10, 0, 227, 228, 148},  // B200
-    {12, 0, 99, 100, 170},   // RTX 50xx
+    {7, 0, 96, 96, 2048, 32, 80},      // V100
+    {7, 5, 64, 64, 1024, 16, 40},      // T4
+    {8, 0, 163, 164, 2048, 32, 108},   // A100
+    {8, 6, 99, 100, 1536, 16, 84},     // A40 / RTX 30xx
+    {8, 7, 163, 164, 1536, 16, 16},    // Orin
+    {8, 9, 99, 100, 1536, 24, 142},    // L40S / RTX 40xx
+    {9, 0, 227, 228, 2048, 32, 132},   // H100 / H200 SXM
+    {10, 0, 227, 228, 2048, 32, 148},  // B200
+    {12, 0, 99, 100, 1536, 32, 170},   // RTX 50xx
 };
 
 // Registers are allocated per warp in units of 256 (8 per thread).
@@ -55,10 +59,12 @@ absl::StatusOr<DeviceLimits> DeviceLimits::ForArch(std::string_view arch) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad architecture '", std::string(arch), "': expected sm_XY, e.g. sm_90"));
   }
-  std::vector<std::string> known;
+  return ForComputeCapability(cc / 10, cc % 10);
+}
+
+absl::StatusOr<DeviceLimits> DeviceLimits::ForComputeCapability(int cc_major, int cc_minor) {
   for (const ArchLimits& entry : kArchLimits) {
-    known.push_back(absl::StrCat("sm_", entry.cc_major, entry.cc_minor));
-    if (entry.cc_major * 10 + entry.cc_minor != cc) continue;
+    if (entry.cc_major != cc_major || entry.cc_minor != cc_minor) continue;
     DeviceLimits limits;
     limits.cc_major = entry.cc_major;
     limits.cc_minor = entry.cc_minor;
@@ -68,10 +74,16 @@ absl::StatusOr<DeviceLimits> DeviceLimits::ForArch(std::string_view arch) {
     limits.max_registers_per_block = 64 * 1024;
     limits.max_registers_per_thread = 255;
     limits.max_shared_per_sm = entry.shared_per_sm_kb * 1024;
+    limits.max_threads_per_sm = entry.threads_per_sm;
+    limits.max_blocks_per_sm = entry.blocks_per_sm;
     limits.sm_count = entry.sm_count;
     return limits;
   }
-  return absl::NotFoundError(absl::StrCat("no device limits known for ", std::string(arch),
+  std::vector<std::string> known;
+  for (const ArchLimits& entry : kArchLimits) {
+    known.push_back(absl::StrCat("sm_", entry.cc_major, entry.cc_minor));
+  }
+  return absl::NotFoundError(absl::StrCat("no device limits known for sm_", cc_major, cc_minor,
                                           " (known: ", absl::StrJoin(known, ", "), ")"));
 }
 
@@ -273,15 +285,49 @@ double TileCoverage(const KernelFamily& family, const Params& params, const Shap
   return coverage;
 }
 
-double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
-                        int sm_count) {
-  const LaunchGeometry g = family.Geometry(params, shape, sm_count);
+int ResidentBlocks(const LaunchGeometry& geometry, const ResourceUsage& usage,
+                   const DeviceLimits& limits) {
+  const int64_t threads = std::max<int64_t>(static_cast<int64_t>(geometry.ThreadsPerBlock()), 1);
+  int64_t blocks = std::min<int64_t>(limits.max_blocks_per_sm, limits.max_threads_per_sm / threads);
+  if (usage.registers > 0) {
+    blocks = std::min(blocks,
+                      limits.max_registers_per_sm / AllocatedRegisters(usage.registers, threads));
+  }
+  const int64_t reserved = limits.cc_major >= 8 ? 1024 : 0;
+  const int64_t shared = std::max<int64_t>(geometry.dynamic_shared_bytes, usage.static_shared_bytes) +
+                         reserved;
+  if (shared > 0) blocks = std::min(blocks, limits.max_shared_per_sm / shared);
+  return static_cast<int>(std::max<int64_t>(blocks, 1));
+}
+
+namespace {
+
+// LaunchEfficiency of a launch already laid out.
+double EfficiencyOf(const KernelFamily& family, const Params& params, const Shape& shape,
+                    const LaunchGeometry& g, int sm_count) {
   const double blocks = static_cast<double>(g.grid[0]) * static_cast<double>(g.grid[1]) *
                         static_cast<double>(g.grid[2]);
   const double slots = static_cast<double>(std::max(1, sm_count));
   const double waves = std::ceil(blocks / slots);
   const double busy = waves > 0 ? blocks / (waves * slots) : 1.0;
   return TileCoverage(family, params, shape) * busy;
+}
+
+}  // namespace
+
+LaunchFigures FitLaunch(const KernelFamily& family, const Params& params, const Shape& shape,
+                        const ResourceUsage& usage, const DeviceLimits* limits, int sm_count) {
+  const LaunchGeometry geometry = family.Geometry(params, shape, sm_count);
+  LaunchFigures out;
+  out.efficiency = EfficiencyOf(family, params, shape, geometry, sm_count);
+  const int resident = limits != nullptr ? ResidentBlocks(geometry, usage, *limits) : 1;
+  out.cost_terms = family.CostTerms(params, shape, geometry, sm_count, resident);
+  return out;
+}
+
+double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
+                        int sm_count) {
+  return EfficiencyOf(family, params, shape, family.Geometry(params, shape, sm_count), sm_count);
 }
 
 }  // namespace cutune::kernels

@@ -31,10 +31,15 @@ struct DeviceLimits {
   int max_registers_per_block = 64 * 1024;
   int max_registers_per_thread = 255;
   int max_shared_per_sm = 228 * 1024;
+  int max_registers_per_sm = 64 * 1024;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
   int sm_count = 132;
 
   // Limits of an architecture by name ("sm_80", "sm_90"); error for unknown ones.
   static absl::StatusOr<DeviceLimits> ForArch(std::string_view arch);
+  // The same by compute capability (9, 0); NOT_FOUND for unknown ones.
+  static absl::StatusOr<DeviceLimits> ForComputeCapability(int cc_major, int cc_minor);
   std::string Arch() const;  // "sm_90"
 };
 
@@ -143,6 +148,19 @@ class KernelFamily {
   // Geometry of the reference kernel.
   virtual LaunchGeometry ReferenceGeometry(const Shape& shape) const = 0;
 
+  // The quantities a candidate's time at `shape` grows with, given its launch there
+  // (`geometry`, from Geometry) on a GPU of `sm_count` SMs that keeps `resident` of its blocks on
+  // each SM at once (ResidentBlocks): the prediction model fits each portfolio member's measured
+  // times as a non-negative sum of them plus a launch latency. Empty (the default): the family
+  // has no cost model, and the model compares members by their measured slowdowns at
+  // neighbouring shapes alone. Only asked about parameters that pass ValidateParams and valid
+  // shapes.
+  virtual std::vector<double> CostTerms(const Params& /*params*/, const Shape& /*shape*/,
+                                        const LaunchGeometry& /*geometry*/, int /*sm_count*/,
+                                        int /*resident*/) const {
+    return {};
+  }
+
   // Static pruning against a device, before compiling: returns the reason when the candidate
   // cannot run there (threads per block, shared memory). Registers are checked after compiling
   // with PruneCompiled.
@@ -198,6 +216,23 @@ double TileCoverage(const KernelFamily& family, const Params& params, const Shap
 // prediction model corrects a member's measured slowdown at a neighbouring shape with it.
 double LaunchEfficiency(const KernelFamily& family, const Params& params, const Shape& shape,
                         int sm_count);
+// How many blocks of a launch one SM holds at once (the occupancy calculator's figure): the
+// least of what its threads, allocated registers and shared memory (the larger of the launch's
+// and ptxas' static figure, plus the 1 KB the driver reserves per block from cc 8.0) leave room
+// for, and the resident-block limit; at least 1. `usage.registers` 0 (unknown) leaves registers
+// out.
+int ResidentBlocks(const LaunchGeometry& geometry, const ResourceUsage& usage,
+                   const DeviceLimits& limits);
+
+// What the prediction model asks of a configuration at a shape, from one Geometry: its
+// LaunchEfficiency and its CostTerms, with the blocks an SM holds from `limits` (nullptr: an
+// unknown architecture, where a block is counted as alone on its SM).
+struct LaunchFigures {
+  double efficiency = 1;
+  std::vector<double> cost_terms;
+};
+LaunchFigures FitLaunch(const KernelFamily& family, const Params& params, const Shape& shape,
+                        const ResourceUsage& usage, const DeviceLimits* limits, int sm_count);
 
 // The built-in families (also reachable through the registry).
 const KernelFamily& TransposeFamily();

@@ -234,6 +234,53 @@ class MatmulFamilyImpl final : public KernelFamily {
     return geometry;
   }
 
+  // The terms of matmul's time (fitted per member over a grid: bench/results/unseen-shapes.md,
+  // section 14), each for the busiest SM: its blocks' multiply-adds of whole tiles (padding
+  // included) counted as if it ran one block at a time and as if it ran `resident` at once (a
+  // lone block is latency-bound, a full SM throughput-bound), its blocks' epilogues (stores;
+  // split-K's partials and their sum; stream-K's tile parts, each added into C), the longest
+  // chain of hand-overs through one tile (they run one after another), and the operands' loads
+  // (A once per column of tiles, B once per row) over the SMs.
+  std::vector<double> CostTerms(const Params& params, const Shape& shape,
+                                const LaunchGeometry& geometry, int sm_count,
+                                int resident) const override {
+    const int64_t bm = Get(params, "bm"), bn = Get(params, "bn"), bk = Get(params, "bk");
+    const int64_t tiles_m = CeilDiv(shape[0], bm), tiles_n = CeilDiv(shape[1], bn);
+    const int64_t tiles = tiles_m * tiles_n;
+    const int64_t steps = CeilDiv(shape[2], bk);
+    const int64_t sms = std::max(sm_count, 1);
+    const int64_t blocks = std::max<int64_t>(geometry.grid[0], 1);
+    const double tile = static_cast<double>(bm * bn);
+    int64_t block_steps = 0;  // the most K steps one block does
+    double epilogue = 0;      // the most tile elements one block stores or adds
+    int64_t chain = 1;        // the most blocks adding into one tile, in turn
+    if (Get(params, "sk") > 0) {
+      const int64_t total = tiles * steps;
+      const int64_t share = total / blocks;  // blocks <= total, so at least 1
+      block_steps = CeilDiv(total, blocks);
+      const bool aligned = total % blocks == 0 && (share % steps == 0 || steps % share == 0);
+      const int64_t parts = CeilDiv(block_steps, steps) + (aligned ? 0 : 1);
+      epilogue = 2 * tile * static_cast<double>(parts);
+      if (steps > share) chain = std::min(blocks, CeilDiv(steps, share) + (aligned ? 0 : 1));
+      else if (!aligned) chain = 2;
+    } else {
+      const int64_t splits = std::max<int64_t>(blocks / std::max<int64_t>(tiles, 1), 1);
+      block_steps = CeilDiv(steps, splits);
+      epilogue = tile * static_cast<double>(splits > 1 ? splits + 1 : 1);
+      chain = splits;
+    }
+    const double block_work = static_cast<double>(block_steps) * tile * static_cast<double>(bk);
+    const double one_at_a_time = static_cast<double>(CeilDiv(blocks, sms));
+    const double at_once = static_cast<double>(CeilDiv(blocks, sms * std::max(resident, 1)));
+    const double loads = (static_cast<double>(shape[0]) * static_cast<double>(shape[2]) *
+                              static_cast<double>(tiles_n) +
+                          static_cast<double>(shape[2]) * static_cast<double>(shape[1]) *
+                              static_cast<double>(tiles_m)) /
+                         static_cast<double>(sms);
+    return {one_at_a_time * block_work, at_once * block_work, at_once * epilogue,
+            static_cast<double>(chain - 1) * tile, loads};
+  }
+
   std::vector<int64_t> OutputTile(const Params& params) const override {
     return {Get(params, "bm"), Get(params, "bn"), 0};
   }

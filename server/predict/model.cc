@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -14,7 +15,70 @@ double Work(const Shape& shape) {
   return work;
 }
 
+// Solves a x = b (n x n, row-major) by Gaussian elimination with partial pivoting; nothing when
+// it is singular.
+std::optional<std::vector<double>> Solve(std::vector<std::vector<double>> a, std::vector<double> b) {
+  const size_t n = b.size();
+  for (size_t c = 0; c < n; ++c) {
+    size_t pivot = c;
+    for (size_t r = c + 1; r < n; ++r) {
+      if (std::fabs(a[r][c]) > std::fabs(a[pivot][c])) pivot = r;
+    }
+    if (!(std::fabs(a[pivot][c]) > 1e-300)) return std::nullopt;
+    std::swap(a[c], a[pivot]);
+    std::swap(b[c], b[pivot]);
+    for (size_t r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const double f = a[r][c] / a[c][c];
+      for (size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) b[i] /= a[i][i];
+  return b;
+}
+
 }  // namespace
+
+std::vector<double> FitNonNegative(const std::vector<std::vector<double>>& x,
+                                   const std::vector<double>& y, const std::vector<double>& w) {
+  if (x.empty()) return {};
+  const size_t n = x.front().size();
+  std::vector<double> coefficients(n, 0);
+  // Columns scaled to their largest magnitude; an all-zero column stays out.
+  std::vector<double> scale(n, 0);
+  for (const std::vector<double>& row : x) {
+    for (size_t j = 0; j < n; ++j) scale[j] = std::max(scale[j], std::fabs(row[j]));
+  }
+  std::vector<size_t> active;
+  for (size_t j = 0; j < n; ++j) {
+    if (scale[j] > 0) active.push_back(j);
+  }
+  while (!active.empty()) {
+    const size_t k = active.size();
+    std::vector<std::vector<double>> a(k, std::vector<double>(k, 0));
+    std::vector<double> b(k, 0);
+    for (size_t i = 0; i < x.size(); ++i) {
+      for (size_t p = 0; p < k; ++p) {
+        const double xp = x[i][active[p]] / scale[active[p]];
+        b[p] += w[i] * xp * y[i];
+        for (size_t q = 0; q < k; ++q) a[p][q] += w[i] * xp * x[i][active[q]] / scale[active[q]];
+      }
+    }
+    for (size_t p = 0; p < k; ++p) a[p][p] += 1e-12 * (a[p][p] + 1);  // a whisker of ridge
+    const std::optional<std::vector<double>> c = Solve(std::move(a), std::move(b));
+    if (!c) return coefficients;
+    const size_t most_negative =
+        static_cast<size_t>(std::min_element(c->begin(), c->end()) - c->begin());
+    if ((*c)[most_negative] < 0) {
+      active.erase(active.begin() + static_cast<std::ptrdiff_t>(most_negative));
+      continue;
+    }
+    for (size_t p = 0; p < k; ++p) coefficients[active[p]] = (*c)[p] / scale[active[p]];
+    return coefficients;
+  }
+  return coefficients;
+}
 
 std::vector<double> Model::Features(const Shape& shape) const {
   std::vector<double> f;
@@ -27,19 +91,63 @@ std::vector<double> Model::Features(const Shape& shape) const {
 std::vector<LaunchFit> Model::FitsAt(const Shape& shape) const {
   std::vector<LaunchFit> fits(portfolio_.members.size());
   if (!fit_) return fits;
-  for (size_t m = 0; m < fits.size(); ++m) fits[m] = fit_(portfolio_.members[m], shape);
+  for (size_t m = 0; m < fits.size(); ++m) {
+    fits[m] = fit_(portfolio_.members[m], shape, member_resources_[m]);
+  }
   return fits;
 }
 
-void Model::Precompute() {
+double Model::CostTime(size_t member, const LaunchFit& fit) const {
+  const std::vector<double>& c = cost_[member];
+  if (c.empty() || c.size() != fit.cost_terms.size() + 1) return 0;
+  double t = c[0];
+  for (size_t j = 0; j < fit.cost_terms.size(); ++j) t += c[j + 1] * fit.cost_terms[j];
+  return t;
+}
+
+void Model::Precompute(const std::vector<TunedShape>& tuned) {
+  const Portfolio& p = portfolio_;
+  // Every member is some tuned shape's winner: its report is that winner's.
+  member_resources_.assign(p.members.size(), ResourceUsage{});
+  for (size_t m = 0; m < p.members.size(); ++m) {
+    for (const TunedShape& t : tuned) {
+      if (t.winner == p.members[m] && t.resources.registers > 0) {
+        member_resources_[m] = t.resources;
+        break;
+      }
+    }
+  }
   shape_features_.clear();
   fit_at_.clear();
-  for (const Shape& shape : portfolio_.shapes) {
+  least_work_ = 0;
+  for (const Shape& shape : p.shapes) {
     shape_features_.push_back(Features(shape));
     fit_at_.push_back(FitsAt(shape));
+    least_work_ = least_work_ > 0 ? std::min(least_work_, Work(shape)) : Work(shape);
   }
-  floor_us_.assign(portfolio_.members.size(), 0);
+  floor_us_.assign(p.members.size(), 0);
   for (size_t m = 0; m < floor_us_.size(); ++m) floor_us_[m] = LatencyFloor(m);
+  // Each member's cost model, weighted for relative error (1 / t^2): a latency and a
+  // coefficient per term, from the shapes where it was measured and has terms.
+  cost_.assign(p.members.size(), {});
+  for (size_t m = 0; m < p.members.size(); ++m) {
+    std::vector<std::vector<double>> x;
+    std::vector<double> y, w;
+    for (size_t s = 0; s < p.shapes.size(); ++s) {
+      const double t = p.Time(s, m);
+      const std::vector<double>& terms = fit_at_[s][m].cost_terms;
+      if (!(t > 0) || terms.empty()) continue;
+      std::vector<double> row = {1.0};
+      row.insert(row.end(), terms.begin(), terms.end());
+      if (!x.empty() && row.size() != x.front().size()) continue;
+      x.push_back(std::move(row));
+      y.push_back(t);
+      w.push_back(1 / (t * t));
+    }
+    // Fewer measured shapes than coefficients (twice over) leave it without one.
+    if (x.empty() || x.size() < 2 * x.front().size()) continue;
+    cost_[m] = FitNonNegative(x, y, w);
+  }
 }
 
 double Model::LatencyFloor(size_t member) const {
@@ -75,21 +183,29 @@ double FitCorrection(const LaunchFit& there, const LaunchFit& here) {
 
 }  // namespace
 
-std::vector<double> Model::Scores(const Shape& shape) const {
-  const Portfolio& p = portfolio_;
-  if (p.empty() || p.shapes.empty() || p.shapes.front().size() != shape.size()) return {};
-  for (int64_t d : shape) {
-    if (d <= 0) return {};
-  }
+std::vector<std::pair<double, size_t>> Model::Neighbours(const Shape& shape) const {
   const std::vector<double> asked = Features(shape);
-  const std::vector<LaunchFit> asked_fit = FitsAt(shape);
-  std::vector<double> distance(p.shapes.size());
-  for (size_t s = 0; s < p.shapes.size(); ++s) distance[s] = Distance(shape_features_[s], asked);
-  const size_t k = std::min(p.shapes.size(), std::max<size_t>(options_.neighbours, 1));
-  std::vector<std::pair<double, size_t>> near(p.shapes.size());
-  for (size_t s = 0; s < p.shapes.size(); ++s) near[s] = {distance[s], s};
+  std::vector<std::pair<double, size_t>> near(portfolio_.shapes.size());
+  for (size_t s = 0; s < near.size(); ++s) near[s] = {Distance(shape_features_[s], asked), s};
+  const size_t k = std::min(near.size(), std::max<size_t>(options_.neighbours, 1));
   std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
   near.resize(k);
+  return near;
+}
+
+namespace {
+
+bool Predictable(const Portfolio& p, const Shape& shape) {
+  if (p.empty() || p.shapes.empty() || p.shapes.front().size() != shape.size()) return false;
+  return std::all_of(shape.begin(), shape.end(), [](int64_t d) { return d > 0; });
+}
+
+}  // namespace
+
+std::vector<double> Model::Scores(const Shape& shape, const std::vector<LaunchFit>& asked_fit) const {
+  const Portfolio& p = portfolio_;
+  if (!Predictable(p, shape)) return {};
+  const std::vector<std::pair<double, size_t>> near = Neighbours(shape);
   // The median member's fit correction from each neighbour to the asked shape.
   std::vector<double> median_correction;
   for (const auto& [d, s] : near) {
@@ -116,22 +232,68 @@ std::vector<double> Model::Scores(const Shape& shape) const {
   return scores;
 }
 
+namespace {
+constexpr double kLeastTimeUs = 1e-3;  // a cost model's time is floored here before its log
+}  // namespace
+
+double Model::CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const {
+  double sum = 0, weights = 0;
+  for (const auto& [d, s] : near) {
+    const double t = portfolio_.Time(s, member);
+    if (!(t > 0)) continue;
+    const double w = 1.0 / (d + options_.distance_offset);
+    sum += w * std::log(t / std::max(CostTime(member, fit_at_[s][member]), kLeastTimeUs));
+    weights += w;
+  }
+  return weights > 0 ? sum / weights : 0;
+}
+
+bool Model::CostApplies(const Shape& shape) const {
+  return Predictable(portfolio_, shape) && Work(shape) >= least_work_;
+}
+
+std::vector<double> Model::CostScores(const Shape& shape,
+                                      const std::vector<LaunchFit>& asked_fit) const {
+  if (!CostApplies(shape)) return {};
+  const std::vector<std::pair<double, size_t>> near = Neighbours(shape);
+  // A member without a cost model (measured at too few shapes) is not compared by it.
+  std::vector<double> scores(portfolio_.members.size(), std::numeric_limits<double>::infinity());
+  bool any = false;
+  for (size_t m = 0; m < scores.size(); ++m) {
+    if (cost_[m].empty()) continue;
+    any = true;
+    scores[m] = std::log(std::max(CostTime(m, asked_fit[m]), kLeastTimeUs)) +
+                options_.residual_weight * CostError(m, near);
+  }
+  if (!any) return {};
+  return scores;
+}
+
+std::vector<double> Model::Ranking(const Shape& shape, const std::vector<LaunchFit>& fits) const {
+  std::vector<double> by_cost = CostScores(shape, fits);
+  return by_cost.empty() ? Scores(shape, fits) : by_cost;
+}
+
 std::optional<Prediction> Model::Predict(const Shape& shape) const {
-  const std::vector<double> scores = Scores(shape);
-  if (scores.empty()) return std::nullopt;
-  const size_t m = static_cast<size_t>(std::min_element(scores.begin(), scores.end()) -
-                                       scores.begin());
+  if (!Predictable(portfolio_, shape)) return std::nullopt;
+  const std::vector<LaunchFit> fits = FitsAt(shape);
+  const std::vector<double> ranking = Ranking(shape, fits);
+  const std::vector<double> slowdowns = Scores(shape, fits);
+  if (ranking.empty() || slowdowns.empty()) return std::nullopt;
+  const size_t m = static_cast<size_t>(std::min_element(ranking.begin(), ranking.end()) -
+                                       ranking.begin());
   const Portfolio& p = portfolio_;
   Prediction out;
   out.member = m;
   out.params = p.members[m];
-  out.raw_slowdown = std::exp(scores[m]);
+  out.raw_slowdown = std::exp(slowdowns[m]);
   out.expected_slowdown = std::max(1.0, out.raw_slowdown * calibration_);
-  // The time: each measuring neighbour's time above the member's latency floor scaled by the
-  // work and by how the launch fits, on top of the floor, averaged in log space with the
-  // neighbours' weights; the nearest one is reported as measured.
+  // The time. With a cost model: its time at the asked shape times its whole weighted error at
+  // the neighbours. Without: each measuring neighbour's time above the member's latency floor
+  // scaled by the work and by how the launch fits, on top of the floor, averaged in log space
+  // with the neighbours' weights. The nearest measuring neighbour is reported as measured.
   const std::vector<double> asked = Features(shape);
-  const LaunchFit at_asked = fit_ ? fit_(out.params, shape) : LaunchFit{};
+  const LaunchFit& at_asked = fits[m];
   std::vector<std::pair<double, size_t>> near;
   for (size_t s = 0; s < p.shapes.size(); ++s) {
     if (!(p.Time(s, m) > 0)) continue;
@@ -139,6 +301,14 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   }
   std::sort(near.begin(), near.end());
   near.resize(std::min(near.size(), std::max<size_t>(options_.neighbours, 1)));
+  if (near.empty()) return out;
+  out.measured_shape = p.shapes[near.front().second];
+  out.measured_us = p.Time(near.front().second, m);
+  if (!cost_[m].empty() && CostApplies(shape)) {
+    out.predicted_time_us = std::max(CostTime(m, at_asked), kLeastTimeUs) *
+                            std::exp(CostError(m, Neighbours(shape)));
+    return out;
+  }
   double sum = 0, weights = 0;
   for (const auto& [distance, s] : near) {
     const double w = 1.0 / (distance + options_.distance_offset);
@@ -148,16 +318,13 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
     sum += w * std::log(floor + scaled);
     weights += w;
   }
-  if (!near.empty()) {
-    out.predicted_time_us = std::exp(sum / weights);
-    out.measured_shape = p.shapes[near.front().second];
-    out.measured_us = p.Time(near.front().second, m);
-  }
+  out.predicted_time_us = std::exp(sum / weights);
   return out;
 }
 
 std::vector<Params> Model::Ranked(const Shape& shape) const {
-  const std::vector<double> scores = Scores(shape);
+  const std::vector<double> scores =
+      Predictable(portfolio_, shape) ? Ranking(shape, FitsAt(shape)) : std::vector<double>{};
   std::vector<size_t> order(portfolio_.members.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (!scores.empty()) {
@@ -182,7 +349,7 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
     model.portfolio_ = SelectPortfolio(m, include, kMaxMembers, &members);
     model.fit_ = fit;
     model.options_ = options;
-    model.Precompute();
+    model.Precompute(tuned);
     include[q] = true;
     const std::optional<Prediction> pick = model.Predict(m.shapes[q]);
     if (!pick) continue;
@@ -197,10 +364,10 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
       }
     }
     const double nearest_time = nearest ? m.time[q][m.winner_of[*nearest]] : 0;
-    if (!(picked > 0) || !(nearest_time > 0)) continue;
+    if (!(picked > 0)) continue;
     out.shapes.push_back(m.shapes[q]);
     out.model_ratio.push_back(m.best_us[q] / picked);
-    out.nearest_ratio.push_back(m.best_us[q] / nearest_time);
+    out.nearest_ratio.push_back(nearest_time > 0 ? m.best_us[q] / nearest_time : 0);
     double fastest = picked;
     for (size_t c : members) {
       if (m.time[q][c] > 0) fastest = std::min(fastest, m.time[q][c]);
@@ -220,7 +387,7 @@ Model Model::Train(const std::vector<TunedShape>& tuned,
   model.portfolio_ = BuildPortfolio(tuned, observations);
   model.fit_ = std::move(fit);
   model.options_ = options;
-  model.Precompute();
+  model.Precompute(tuned);
   model.evaluation_ = LeaveOneShapeOut(tuned, observations, model.fit_, options);
   const Evaluation& e = model.evaluation_;
   if (!e.shapes.empty()) {

@@ -1,18 +1,26 @@
 // The PREDICTED rung's model: which portfolio member to answer an untuned shape with, and how
-// much slower than a tuning of that shape it is expected to be. Nearest neighbours over the
-// tuned shapes (log2 of each dimension, plus a penalty for a dimension that is not a multiple of
-// 4, where vector loads fall back). A member's predicted slowdown is the distance-weighted mean
-// of its measured slowdowns at the neighbours, each corrected by how its tiles and waves fit the
-// asked shape against the neighbour (the fit hook), relative to how the median member's fit
-// changes between the two shapes (what changes for every member alike does not change the ranking, and small grids
-// are latency-bound rather than proportional to busy SMs). The member with the least predicted
-// slowdown wins; leave-one-shape-out over the tuned shapes calibrates the slowdown it reports.
-// Chosen on the H200 grid (bench/results/unseen-shapes.md).
+// much slower than a tuning of that shape it is expected to be. Two estimates, both from the
+// tuned shapes nearest the asked one (log2 of each dimension, plus a penalty for a dimension that
+// is not a multiple of 4, where vector loads fall back):
+// - the neighbours' slowdowns: a member's predicted slowdown is the distance-weighted mean of
+//   its measured slowdowns at the neighbours, each corrected by how its tiles and waves fit the
+//   asked shape against the neighbour (the fit's efficiency), relative to how the median
+//   member's fit changes between the two shapes (what changes for every member alike does not
+//   change the ranking);
+// - where the family has a cost model (the fit's cost terms), each member's time: a
+//   non-negative sum of its terms plus a latency, fitted to its measured times over the grid,
+//   times part of its fit's weighted error at the neighbours.
+// The member of least predicted time wins where the cost model applies (the asked shape is no
+// smaller in work than the least tuned one: below the grid it would extrapolate), otherwise the
+// one of least slowdown. The reported slowdown is the neighbours' estimate for the pick,
+// calibrated by leave-one-shape-out over the tuned shapes. Chosen on the H200 grid
+// (bench/results/unseen-shapes.md).
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "server/core/types.h"
@@ -25,15 +33,28 @@ struct LaunchFit {
   // In (0, 1]: the share of its tiles' area that covers the output times the share of the last
   // wave's SMs kept busy.
   double efficiency = 1;
+  // The quantities its time grows with (kernels::KernelFamily::CostTerms); empty: none.
+  std::vector<double> cost_terms;
 };
-// nullptr: efficiency 1 everywhere.
-using FitFn = std::function<LaunchFit(const Params& params, const Shape& shape)>;
+// `resources`: the configuration's ptxas report (zeros when not known). nullptr: efficiency 1
+// everywhere and no cost terms.
+using FitFn = std::function<LaunchFit(const Params& params, const Shape& shape,
+                                      const ResourceUsage& resources)>;
+
+// Non-negative weighted least squares: c >= 0 minimizing sum_i w_i (x_i . c - y_i)^2, by the
+// active-set rule (solve, drop the most negative coefficient, solve again). Rows of `x` share
+// one length; columns are scaled to unit size before solving. Zeros when there are no rows.
+std::vector<double> FitNonNegative(const std::vector<std::vector<double>>& x,
+                                   const std::vector<double>& y, const std::vector<double>& w);
 
 struct ModelOptions {
   size_t neighbours = 6;           // tuned shapes consulted per prediction
   double distance_offset = 0.25;   // weight = 1 / (distance + offset)
   double unaligned_penalty = 2.0;  // distance added per dimension whose alignment (% 4) differs
   double unmeasured_slowdown = 4;  // assumed for a member never measured at a neighbour
+  // The share of a member's mean log error at the neighbours that corrects its cost model's
+  // time (1: the whole error; 0: the cost model alone).
+  double residual_weight = 0.5;
 };
 
 struct Prediction {
@@ -48,7 +69,8 @@ struct Prediction {
 
 // Leave-one-shape-out over tuned shapes, per shape: its own winner's time over the time of the
 // member the model picks without it (1.0: as good), the same for the nearest tuned shape's
-// winner, and the predicted and actual slowdowns.
+// winner (0 where that winner was never measured at the shape: the matrix measures members,
+// not every winner), and the predicted and actual slowdowns.
 struct Evaluation {
   std::vector<Shape> shapes;
   std::vector<double> model_ratio;
@@ -93,19 +115,37 @@ class Model {
   // The leave-one-shape-out evaluation on its own (Train runs it): each tuned shape in turn is
   // held out, a portfolio and model are built from the rest, and the pick is timed with the
   // held-out shape's observations. Shapes whose pick was never measured there are left out.
+  // (Before 2026-12-03 so were shapes where the nearest rule's answer was never measured: 37
+  // of the H200 table's 117 matmul shapes.)
   static Evaluation LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
                                      const std::vector<Observation>& observations,
                                      const FitFn& fit, const ModelOptions& options);
 
  private:
-  // Predicted log slowdown of every member at `shape` (empty when it cannot predict).
-  std::vector<double> Scores(const Shape& shape) const;
+  // Predicted log slowdown of every member at `shape` from the neighbours' slowdowns (empty
+  // when it cannot predict).
+  std::vector<double> Scores(const Shape& shape, const std::vector<LaunchFit>& fits) const;
+  // Predicted log time of every member at `shape` from its cost model (empty where the cost
+  // model does not apply).
+  std::vector<double> CostScores(const Shape& shape, const std::vector<LaunchFit>& fits) const;
+  // What the pick is chosen by: CostScores where they apply, else Scores (empty: no prediction).
+  std::vector<double> Ranking(const Shape& shape, const std::vector<LaunchFit>& fits) const;
+  // The tuned shapes nearest `shape`, nearest first, with their distances.
+  std::vector<std::pair<double, size_t>> Neighbours(const Shape& shape) const;
   std::vector<double> Features(const Shape& shape) const;
   // Each member's fit at `shape`.
   std::vector<LaunchFit> FitsAt(const Shape& shape) const;
+  // A member's cost model's time at a fit (0 without one).
+  double CostTime(size_t member, const LaunchFit& fit) const;
+  // The weighted mean of log(measured / cost model's time) of a member at the given neighbours
+  // (where it was measured; 0 at none).
+  double CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const;
+  // Whether the cost model may answer `shape`: no less work than the least tuned shape's.
+  bool CostApplies(const Shape& shape) const;
 
-  // Precomputed at training: each tuned shape's features, and each member's fit there.
-  void Precompute();
+  // Precomputed at training: each tuned shape's features, each member's fit there and its cost
+  // model. `tuned` gives each member's ptxas report (that of a tuned shape it won).
+  void Precompute(const std::vector<TunedShape>& tuned);
   // A member's launch latency: its time at no work, from its two measured shapes of least work.
   // Predicted times scale only what lies above it.
   double LatencyFloor(size_t member) const;
@@ -115,6 +155,12 @@ class Model {
   std::vector<std::vector<LaunchFit>> fit_at_;  // [shape][member]
   // Per member, the launch's latency (LatencyFloor).
   std::vector<double> floor_us_;
+  // Per member: its winner's ptxas report, and its cost model's coefficients (a latency, then
+  // one per cost term; empty without one).
+  std::vector<ResourceUsage> member_resources_;
+  std::vector<std::vector<double>> cost_;
+  // The least work (product of dimensions) of a tuned shape: the cost model applies from it on.
+  double least_work_ = 0;
   FitFn fit_;
   ModelOptions options_;
   double calibration_ = 1;

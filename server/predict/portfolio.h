@@ -23,6 +23,9 @@ struct TunedShape {
   Shape shape;
   Params winner;
   double winner_us = 0;
+  // What ptxas reported for the winner (zeros: not known); the model's cost terms need its
+  // occupancy.
+  ResourceUsage resources = {};
 };
 
 // One measured time of a configuration at a shape (an ok row, or an imported matrix cell).

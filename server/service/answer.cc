@@ -296,18 +296,24 @@ store::StoreOptions StoreRules() {
   options.validator = FamilyRules();
   // Only asked about configurations and shapes the validator accepted (winners, imported
   // members), whose geometry is defined.
-  options.fit = [](std::string_view name, const Params& params, const Shape& shape,
-                   int sm_count) {
-    predict::LaunchFit fit;
+  options.fit = [](std::string_view name, const store::DeviceModel& device) -> predict::FitFn {
     const kernels::KernelFamily* family = kernels::FindFamily(name);
     // A memory-bound kernel's time is its bytes over the bandwidth its blocks keep busy, not
     // whole waves of tiles: the fit (tiles' coverage times the last wave's busy share) only
     // reorders its members at small shapes, where every launch is latency (transpose,
     // leave-one-shape-out on three H200 tables: bench/results/unseen-shapes.md, section 11).
-    if (family == nullptr || family->memory_bound()) return fit;
-    fit.efficiency =
-        kernels::LaunchEfficiency(*family, params, shape, sm_count > 0 ? sm_count : 132);
-    return fit;
+    if (family == nullptr || family->memory_bound()) return nullptr;
+    const int sm_count = device.sm_count > 0 ? device.sm_count : 132;
+    // Occupancy needs the architecture's per-SM limits; on an unknown one a block is counted
+    // as alone on its SM.
+    const absl::StatusOr<kernels::DeviceLimits> limits =
+        kernels::DeviceLimits::ForComputeCapability(device.cc_major, device.cc_minor);
+    return [family, sm_count, limits](const Params& params, const Shape& shape,
+                                      const ResourceUsage& resources) {
+      kernels::LaunchFigures f = kernels::FitLaunch(*family, params, shape, resources,
+                                                    limits.ok() ? &*limits : nullptr, sm_count);
+      return predict::LaunchFit{f.efficiency, std::move(f.cost_terms)};
+    };
   };
   return options;
 }

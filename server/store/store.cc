@@ -230,7 +230,7 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
   std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
   for (const Winner& w : index.winners()) {
     tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
-        {w.shape, w.measurement.params, w.measurement.timing.median_us});
+        {w.shape, w.measurement.params, w.measurement.timing.median_us, w.measurement.resources});
   }
   // Observations: ok rows of finished sweeps and imported matrix cells.
   std::map<ModelKey, std::vector<predict::Observation>> observed;
@@ -262,17 +262,11 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
               [](const predict::TunedShape& a, const predict::TunedShape& b) {
                 return std::tie(a.shape, a.winner) < std::tie(b.shape, b.winner);
               });
-    int sm_count = 0;
+    DeviceModel device;
     for (const DeviceModel& m : models) {
-      if (m.name == key.device_model) sm_count = m.sm_count;
+      if (m.name == key.device_model) device = m;
     }
-    predict::FitFn fit;
-    if (options_.fit) {
-      fit = [fn = options_.fit, family = key.family, sm_count](const Params& params,
-                                                               const Shape& shape) {
-        return fn(family, params, shape, sm_count);
-      };
-    }
+    predict::FitFn fit = options_.fit ? options_.fit(key.family, device) : nullptr;
     out[key] = std::make_shared<const predict::Model>(
         predict::Model::Train(shapes, observed[key], std::move(fit)));
   }

@@ -134,10 +134,12 @@ struct EntryValidator {
   }
 };
 
-// How a configuration's launch fits a shape on a GPU with `sm_count` SMs; the daemon passes
-// kernels::LaunchEfficiency. The prediction models use it; empty: efficiency 1 everywhere.
-using FitFn = std::function<predict::LaunchFit(std::string_view family, const Params& params,
-                                               const Shape& shape, int sm_count)>;
+// How configurations of a family launch on a device model (its SM count and compute capability;
+// 0s when unknown): the prediction models' fit hook for that family and device, made once per
+// model (the daemon passes the families' launch efficiency and cost terms: service::StoreRules).
+// Empty, or returning nullptr: efficiency 1 everywhere and no cost terms.
+using FitFn =
+    std::function<predict::FitFn(std::string_view family, const DeviceModel& device)>;
 
 struct StoreOptions {
   // Empty: every stored winner and row is trusted.

@@ -697,5 +697,96 @@ TEST(DeviceLimitsTest, KnownArchitectures) {
   EXPECT_EQ(DeviceLimits::ForArch("sm_").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(DeviceLimitsTest, ResidentLimitsByComputeCapability) {
+  absl::StatusOr<DeviceLimits> hopper = DeviceLimits::ForComputeCapability(9, 0);
+  ASSERT_TRUE(hopper.ok()) << hopper.status();
+  EXPECT_EQ(hopper->max_threads_per_sm, 2048);
+  EXPECT_EQ(hopper->max_blocks_per_sm, 32);
+  EXPECT_EQ(hopper->max_registers_per_sm, 65536);
+  EXPECT_EQ(Limits("sm_89").max_threads_per_sm, 1536);
+  EXPECT_EQ(Limits("sm_89").max_blocks_per_sm, 24);
+  EXPECT_EQ(Limits("sm_75").max_threads_per_sm, 1024);
+  EXPECT_EQ(Limits("sm_75").max_blocks_per_sm, 16);
+  EXPECT_EQ(DeviceLimits::ForComputeCapability(0, 0).status().code(), absl::StatusCode::kNotFound);
+}
+
+// The occupancy calculator: the tightest of threads, allocated registers, shared memory (with
+// the 1 KB reserved per block) and the block limit. The configuration is the H200 table's
+// 128x128 member (128 threads, 251 registers: 256 allocated per thread, 2 blocks).
+TEST(OccupancyTest, ResidentBlocksAreTheTightestLimit) {
+  const KernelFamily& family = MatmulFamily();
+  Params p = {{"bm", 128}, {"bn", 128},   {"bk", 8},    {"tm", 16},  {"tn", 8},
+              {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+              {"minb", 0}, {"stages", 0}, {"iloop", 1}, {"ptxo", 3}, {"splitk", 1},
+              {"sk", 0}};
+  ASSERT_TRUE(family.ValidateParams(p).ok()) << family.ValidateParams(p);
+  const LaunchGeometry g = family.Geometry(p, {4096, 4096, 4096}, 132);
+  ASSERT_EQ(g.ThreadsPerBlock(), 128u);
+  const DeviceLimits h200 = Limits("sm_90");
+  ResourceUsage usage;
+  usage.registers = 251;
+  EXPECT_EQ(ResidentBlocks(g, usage, h200), 2) << "registers bind";
+  const int64_t by_shared = h200.max_shared_per_sm / (family.SharedBytes(p) + 1024);
+  usage.registers = 0;  // unknown: threads (16) or shared memory bind
+  EXPECT_EQ(ResidentBlocks(g, usage, h200), std::min<int64_t>(16, by_shared));
+  usage.static_shared_bytes = 100 * 1024;  // ptxas' figure wins over the launch's
+  EXPECT_EQ(ResidentBlocks(g, usage, h200), 2);
+  usage.static_shared_bytes = 0;
+  // sm_75: 1024 threads per SM bind (8 blocks), or its 64 KB of shared memory, with no
+  // reserved kilobyte before cc 8.0.
+  usage.registers = 32;
+  EXPECT_EQ(ResidentBlocks(g, usage, Limits("sm_75")),
+            std::min<int64_t>(8, 64 * 1024 / family.SharedBytes(p)));
+  usage.registers = 255 * 2;  // more than a block's worth of the register file: still one
+  EXPECT_EQ(ResidentBlocks(g, usage, h200), 1);
+  // FitLaunch counts the occupancy it is given: the second term is the first over 2 blocks.
+  usage.registers = 251;
+  const LaunchFigures fit = FitLaunch(family, p, {4096, 4096, 4096}, usage, &h200, 132);
+  ASSERT_EQ(fit.cost_terms.size(), 5u);
+  EXPECT_EQ(fit.efficiency, LaunchEfficiency(family, p, {4096, 4096, 4096}, 132));
+  EXPECT_EQ(fit.cost_terms[0], 8 * (512 * 128.0 * 128 * 8)) << "1024 tiles: 8 per SM";
+  EXPECT_EQ(fit.cost_terms[1], 4 * (512 * 128.0 * 128 * 8)) << "4 at 2 a time";
+  EXPECT_EQ(FitLaunch(family, p, {4096, 4096, 4096}, usage, nullptr, 132).cost_terms[1],
+            fit.cost_terms[0]) << "an unknown architecture: one block at a time";
+}
+
+// Matmul's cost terms for the busiest SM: blocks one at a time, blocks `resident` at once,
+// epilogues, the hand-over chain, operand loads.
+TEST(CostTermsTest, MatmulCountsTheBusiestSmsWork) {
+  const KernelFamily& family = MatmulFamily();
+  Params p = {{"bm", 64},  {"bn", 64},    {"bk", 16},   {"tm", 8},   {"tn", 4},
+              {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+              {"minb", 0}, {"stages", 0}, {"iloop", 0}, {"ptxo", 3}, {"splitk", 1},
+              {"sk", 0}};
+  ASSERT_TRUE(family.ValidateParams(p).ok()) << family.ValidateParams(p);
+  const double tile = 64 * 64;
+  const double loads = (1024.0 * 1024 * 16 * 2) / 132;
+  // 256 tiles of 64 steps: two blocks on the busiest SM one at a time, one wave at 4 a time.
+  std::vector<double> terms = family.CostTerms(p, {1024, 1024, 1024}, family.Geometry(p, {1024, 1024, 1024}, 132), 132, 4);
+  EXPECT_EQ(terms, (std::vector<double>{2 * 64 * tile * 16, 64 * tile * 16, tile, 0, loads}));
+  // Split 8 ways: 2048 blocks of 8 steps, 9 tiles of epilogue each (its partial, then the
+  // sum), 7 hand-overs per tile.
+  p["splitk"] = 8;
+  ASSERT_TRUE(family.ValidateParams(p).ok()) << family.ValidateParams(p);
+  terms = family.CostTerms(p, {1024, 1024, 1024}, family.Geometry(p, {1024, 1024, 1024}, 132), 132, 4);
+  EXPECT_EQ(terms, (std::vector<double>{16 * 8 * tile * 16, 4 * 8 * tile * 16, 4 * 9 * tile,
+                                        7 * tile, loads}));
+  // Stream-K, 2 blocks per SM over 4096^3 in 128x128 tiles of 8 steps: 524288 iterations on 264
+  // blocks, at most 1986 each, over up to 5 tiles; tiles shared by 2 blocks at most.
+  Params sk = {{"bm", 128}, {"bn", 128},   {"bk", 8},    {"tm", 16},  {"tn", 8},
+               {"vec", 4},  {"at", 1},     {"pad", 4},   {"db", 1},   {"warp", 1},
+               {"minb", 1}, {"stages", 0}, {"iloop", 1}, {"ptxo", 3}, {"splitk", 1},
+               {"sk", 2}};
+  ASSERT_TRUE(family.ValidateParams(sk).ok()) << family.ValidateParams(sk);
+  terms = family.CostTerms(sk, {4096, 4096, 4096}, family.Geometry(sk, {4096, 4096, 4096}, 132), 132, 2);
+  ASSERT_EQ(terms.size(), 5u);
+  const double big = 128 * 128;
+  EXPECT_EQ(terms[0], 2 * 1986 * big * 8);
+  EXPECT_EQ(terms[1], 1986 * big * 8);
+  EXPECT_EQ(terms[2], 2 * 5 * big);
+  EXPECT_EQ(terms[3], big);
+  EXPECT_TRUE(FitLaunch(TransposeFamily(), TransposeFamily().baseline(), {64, 64}, {}, nullptr, 132).cost_terms.empty());
+}
+
 }  // namespace
 }  // namespace cutune::kernels

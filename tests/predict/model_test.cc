@@ -87,6 +87,7 @@ TEST(ModelTest, LeaveOneShapeOutIsAtLeastAsGoodAsTheNearestShape) {
   const Evaluation& e = model.evaluation();
   ASSERT_EQ(e.shapes.size(), 10u);
   for (size_t i = 0; i < e.shapes.size(); ++i) {
+    EXPECT_GT(e.nearest_ratio[i], 0.0) << "every winner is measured everywhere here";
     EXPECT_GE(e.model_ratio[i], e.nearest_ratio[i] - 1e-9) << FormatShape(e.shapes[i]);
     EXPECT_GT(e.model_ratio[i], 0.6) << FormatShape(e.shapes[i]);
     EXPECT_LE(e.model_ratio[i], 1.0 + 1e-9);
@@ -106,10 +107,10 @@ TEST(ModelTest, TheFitHookCorrectsForTilesThatDoNotFit) {
     seen.push_back({{n, n}, a, n % 128 == 0 ? 101.0 : 100.0});
     seen.push_back({{n, n}, b, n % 128 == 0 ? 100.0 : 101.0});
   }
-  auto fit = [](const Params& p, const Shape& s) {
+  auto fit = [](const Params& p, const Shape& s, const ResourceUsage&) {
     const int64_t t = p.at("tile");
     const double covered = static_cast<double>(((s[0] + t - 1) / t) * t);
-    return LaunchFit{static_cast<double>(s[0]) / covered};
+    return LaunchFit{static_cast<double>(s[0]) / covered, {}};
   };
   const Model with = Model::Train(tuned, seen, fit);
   auto pick = with.Predict({1000, 1000});
@@ -137,6 +138,74 @@ TEST(ModelTest, PredictedTimesKeepTheLaunchLatency) {
   // Held out, each tuned shape's time is predicted from the others within 5% as well.
   for (double r : model.evaluation().time_ratio) EXPECT_NEAR(r, 1.0, 0.05);
   EXPECT_EQ(model.evaluation().time_ratio.size(), tuned.size());
+}
+
+TEST(FitNonNegativeTest, RecoversATimeAndDropsANegativeTerm) {
+  // t = 3 + 2 x1 exactly; x2 would fit the noise with a negative coefficient.
+  std::vector<std::vector<double>> x;
+  std::vector<double> y, w;
+  for (double x1 : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+    const double x2 = x1 * x1;
+    x.push_back({1.0, 1000 * x1, x2});  // columns of very different sizes
+    y.push_back(3 + 2 * x1 - 0.01 * x2);
+    w.push_back(1.0);
+  }
+  const std::vector<double> c = FitNonNegative(x, y, w);
+  ASSERT_EQ(c.size(), 3u);
+  for (double v : c) EXPECT_GE(v, 0.0);
+  EXPECT_EQ(c[2], 0.0) << "dropped";
+  x.clear();
+  y.clear();
+  for (double x1 : {1.0, 2.0, 4.0, 8.0}) {
+    x.push_back({1.0, x1, 0.0});  // an all-zero column stays out
+    y.push_back(3 + 2 * x1);
+  }
+  const std::vector<double> exact = FitNonNegative(x, y, std::vector<double>(4, 1.0));
+  ASSERT_EQ(exact.size(), 3u);
+  EXPECT_NEAR(exact[0], 3.0, 1e-9);
+  EXPECT_NEAR(exact[1], 2.0, 1e-9);
+  EXPECT_EQ(exact[2], 0.0);
+  EXPECT_TRUE(FitNonNegative({}, {}, {}).empty());
+}
+
+// Member `waves` runs whole waves of 1000 columns, 10% faster than `linear` per wave, so it wins
+// at every tuned shape (at or just below a multiple of 1000). Just past a wave's end it runs a
+// whole wave more: its neighbours' slowdowns cannot know, its cost terms do.
+TEST(ModelTest, TheCostModelSeesAWaveTheNeighboursDoNot) {
+  const Params linear = {{"tile", 1}}, waves = {{"tile", 1000}};
+  auto term = [](const Params& p, int64_t n) {
+    return p.at("tile") == 1 ? static_cast<double>(n) : 1000.0 * static_cast<double>((n + 999) / 1000);
+  };
+  auto time = [&](const Params& p, int64_t n) {
+    return 1 + (p.at("tile") == 1 ? 0.01 : 0.009) * term(p, n);
+  };
+  std::vector<TunedShape> tuned;
+  std::vector<Observation> seen;
+  for (int64_t n : {950, 1000, 1950, 2000, 2950, 3000, 4000}) {
+    tuned.push_back({{n, 64}, waves, time(waves, n)});
+    seen.push_back({{n, 64}, linear, time(linear, n)});
+    seen.push_back({{n, 64}, waves, time(waves, n)});
+  }
+  // `linear` is a winner too (at a shape of its own), so that it is a member.
+  tuned.push_back({{2100, 64}, linear, time(linear, 2100)});
+  seen.push_back({{2100, 64}, waves, time(waves, 2100)});
+  auto fit = [&](const Params& p, const Shape& s, const ResourceUsage&) {
+    return LaunchFit{1.0, {term(p, s[0])}};
+  };
+  const Model model = Model::Train(tuned, seen, fit);
+  ASSERT_EQ(model.portfolio().members.size(), 2u);
+  auto pick = model.Predict({2010, 64});  // waves: 28 us, linear: 21.1 us
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, linear);
+  // Below the least tuned work the cost model is not extrapolated: the neighbours decide.
+  pick = model.Predict({500, 64});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, waves);
+  // Without cost terms the neighbours decide everywhere, and pick the wrong one past the wave.
+  auto no_terms = [](const Params&, const Shape&, const ResourceUsage&) { return LaunchFit{}; };
+  pick = Model::Train(tuned, seen, no_terms).Predict({2010, 64});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, waves);
 }
 
 TEST(ModelTest, NothingToPredictFrom) {

@@ -22,7 +22,9 @@ struct Figures {
   double median = 0, p10 = 0, worst = 0;
 };
 
+// Over the shapes where the ratio was measured (0: not).
 Figures Summarize(std::vector<double> r) {
+  r.erase(std::remove(r.begin(), r.end(), 0.0), r.end());
   std::sort(r.begin(), r.end());
   if (r.empty()) return {};
   return {r[r.size() / 2], r[r.size() / 10], r.front()};
@@ -38,13 +40,14 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   auto imported = store::ImportTable(**store, text.str(),
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  // The bounds sit a little under the recorded figures (matmul 96.6% / 86.6% / 65.6%,
-  // transpose 99.8% / 96.2% / 93.1%). The matmul half was re-tuned for the stream-K kernel
-  // (space v8): its winners are 11% faster in the median than space v7's, but more of them are
-  // shape-specific (split-K up to 16, stream-K), so picking a member away from the tuned
-  // shapes is harder: space v7's table gave 98.8% / 85.3% / 72.5% (bench/results/unseen-shapes.md,
-  // section 13). Before the grid held small problems matmul's worst was 51%.
-  const std::map<std::string, Figures> bounds = {{"matmul", {0.95, 0.84, 0.63}},
+  // The bounds sit a little under the recorded figures (matmul 98.8% / 90.6% / 84.0%,
+  // transpose 99.8% / 96.2% / 93.1%). Matmul picks by each member's cost model (occupancy-aware
+  // waves, split-K and stream-K hand-overs) since bench/results/unseen-shapes.md section 14;
+  // before, by the neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on this table, whose
+  // split-K and stream-K winners the neighbours could not tell apart. Its worst shape is close
+  // to what any pick could do: without the held-out shape the portfolio's best member there is
+  // at 86.6%. Before the grid held small problems matmul's worst was 51%.
+  const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.89, 0.82}},
                                                  {"transpose", {0.99, 0.94, 0.90}}};
   size_t checked = 0;
   for (const auto& [key, model] : (*store)->PredictionModels()) {
@@ -52,6 +55,8 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
     ASSERT_NE(bound, bounds.end()) << key.family;
     const predict::Evaluation& e = model->evaluation();
     ASSERT_GE(e.shapes.size(), 30u) << key.family;
+    // Every tuned shape is scored, whether or not the nearest rule's answer was measured there.
+    EXPECT_EQ(e.shapes.size(), model->portfolio().shapes.size()) << key.family;
     const Figures f = Summarize(e.model_ratio);
     std::cerr << key.family << " leave-one-shape-out over " << e.shapes.size()
               << " shapes: median " << f.median << ", p10 " << f.p10 << ", worst " << f.worst

@@ -59,14 +59,20 @@ grpc::Status Call(pb::Tuner::Stub& stub, const pb::StartTuningRequest& request,
 TEST(StoreRulesTest, TheLaunchFitIsForComputeBoundFamiliesOnly) {
   const store::StoreOptions options = StoreRules();
   ASSERT_TRUE(options.fit);
-  Params transpose = kernels::TransposeFamily().baseline();
-  transpose["tile"] = 64;
-  EXPECT_EQ(options.fit("transpose", transpose, {64, 64}, 132).efficiency, 1.0);
-  EXPECT_EQ(options.fit("transpose", transpose, {8191, 4097}, 132).efficiency, 1.0);
+  const store::DeviceModel h200{"NVIDIA H200", 9, 0, 132, 0};
+  EXPECT_EQ(options.fit("transpose", h200), nullptr) << "memory-bound: efficiency 1, no terms";
+  EXPECT_EQ(options.fit("no-such-family", h200), nullptr);
+  const predict::FitFn matmul_fit = options.fit("matmul", h200);
+  ASSERT_TRUE(matmul_fit);
   const Params matmul = kernels::MatmulFamily().baseline();
-  const double partial = options.fit("matmul", matmul, {1000, 1000, 77}, 132).efficiency;
-  EXPECT_GT(partial, 0.0);
-  EXPECT_LT(partial, 1.0);
+  const predict::LaunchFit partial = matmul_fit(matmul, {1000, 1000, 77}, ResourceUsage{});
+  EXPECT_GT(partial.efficiency, 0.0);
+  EXPECT_LT(partial.efficiency, 1.0);
+  EXPECT_FALSE(partial.cost_terms.empty()) << "matmul has a cost model";
+  // An unknown architecture still fits, with a block counted as alone on its SM.
+  const predict::FitFn unknown = options.fit("matmul", store::DeviceModel{"Fake GPU", 0, 0, 0, 0});
+  ASSERT_TRUE(unknown);
+  EXPECT_FALSE(unknown(matmul, {1000, 1000, 77}, ResourceUsage{}).cost_terms.empty());
 }
 
 TEST(RpcTest, ListDevicesDescribesTheWorkersGpu) {
