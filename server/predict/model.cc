@@ -146,7 +146,9 @@ void Model::Precompute(const std::vector<TunedShape>& tuned) {
     }
     // Fewer measured shapes than coefficients (twice over) leave it without one.
     if (x.empty() || x.size() < 2 * x.front().size()) continue;
-    cost_[m] = FitNonNegative(x, y, w);
+    std::vector<double> c = FitNonNegative(x, y, w);
+    // A fit that found nothing (all zeros: a singular system) would predict every shape free.
+    if (std::any_of(c.begin(), c.end(), [](double v) { return v > 0; })) cost_[m] = std::move(c);
   }
 }
 
@@ -260,7 +262,7 @@ std::vector<double> Model::CostScores(const Shape& shape,
   std::vector<double> scores(portfolio_.members.size(), std::numeric_limits<double>::infinity());
   bool any = false;
   for (size_t m = 0; m < scores.size(); ++m) {
-    if (cost_[m].empty()) continue;
+    if (cost_[m].empty() || !(CostTime(m, asked_fit[m]) > 0)) continue;
     any = true;
     scores[m] = std::log(std::max(CostTime(m, asked_fit[m]), kLeastTimeUs)) +
                 options_.residual_weight * CostError(m, near);
