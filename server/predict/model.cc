@@ -204,10 +204,14 @@ bool Predictable(const Portfolio& p, const Shape& shape) {
 
 }  // namespace
 
-std::vector<double> Model::Scores(const Shape& shape, const std::vector<LaunchFit>& asked_fit) const {
+Model::Asked Model::Ask(const Shape& shape) const {
+  return {shape, FitsAt(shape), Neighbours(shape)};
+}
+
+std::vector<double> Model::Scores(const Asked& asked) const {
   const Portfolio& p = portfolio_;
-  if (!Predictable(p, shape)) return {};
-  const std::vector<std::pair<double, size_t>> near = Neighbours(shape);
+  const std::vector<LaunchFit>& asked_fit = asked.fits;
+  const std::vector<std::pair<double, size_t>>& near = asked.near;
   // The median member's fit correction from each neighbour to the asked shape.
   std::vector<double> median_correction;
   for (const auto& [d, s] : near) {
@@ -254,10 +258,9 @@ bool Model::CostApplies(const Shape& shape) const {
   return Predictable(portfolio_, shape) && Work(shape) >= least_work_;
 }
 
-std::vector<double> Model::CostScores(const Shape& shape,
-                                      const std::vector<LaunchFit>& asked_fit) const {
-  if (!CostApplies(shape)) return {};
-  const std::vector<std::pair<double, size_t>> near = Neighbours(shape);
+std::vector<double> Model::CostScores(const Asked& asked) const {
+  if (!CostApplies(asked.shape)) return {};
+  const std::vector<LaunchFit>& asked_fit = asked.fits;
   // A member without a cost model (measured at too few shapes) is not compared by it.
   std::vector<double> scores(portfolio_.members.size(), std::numeric_limits<double>::infinity());
   bool any = false;
@@ -265,23 +268,24 @@ std::vector<double> Model::CostScores(const Shape& shape,
     if (cost_[m].empty() || !(CostTime(m, asked_fit[m]) > 0)) continue;
     any = true;
     scores[m] = std::log(std::max(CostTime(m, asked_fit[m]), kLeastTimeUs)) +
-                options_.residual_weight * CostError(m, near);
+                options_.residual_weight * CostError(m, asked.near);
   }
   if (!any) return {};
   return scores;
 }
 
-std::vector<double> Model::Ranking(const Shape& shape, const std::vector<LaunchFit>& fits) const {
-  std::vector<double> by_cost = CostScores(shape, fits);
-  return by_cost.empty() ? Scores(shape, fits) : by_cost;
+std::vector<double> Model::Ranking(const Asked& asked) const {
+  std::vector<double> by_cost = CostScores(asked);
+  return by_cost.empty() ? Scores(asked) : by_cost;
 }
 
 std::optional<Prediction> Model::Predict(const Shape& shape) const {
   if (!Predictable(portfolio_, shape)) return std::nullopt;
-  const std::vector<LaunchFit> fits = FitsAt(shape);
-  const std::vector<double> ranking = Ranking(shape, fits);
-  const std::vector<double> slowdowns = Scores(shape, fits);
-  if (ranking.empty() || slowdowns.empty()) return std::nullopt;
+  const Asked a = Ask(shape);
+  const std::vector<double> slowdowns = Scores(a);
+  const std::vector<double> by_cost = CostScores(a);
+  const std::vector<double>& ranking = by_cost.empty() ? slowdowns : by_cost;
+  if (ranking.empty()) return std::nullopt;
   const size_t m = static_cast<size_t>(std::min_element(ranking.begin(), ranking.end()) -
                                        ranking.begin());
   const Portfolio& p = portfolio_;
@@ -295,7 +299,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   // scaled by the work and by how the launch fits, on top of the floor, averaged in log space
   // with the neighbours' weights. The nearest measuring neighbour is reported as measured.
   const std::vector<double> asked = Features(shape);
-  const LaunchFit& at_asked = fits[m];
+  const LaunchFit& at_asked = a.fits[m];
   std::vector<std::pair<double, size_t>> near;
   for (size_t s = 0; s < p.shapes.size(); ++s) {
     if (!(p.Time(s, m) > 0)) continue;
@@ -308,7 +312,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   out.measured_us = p.Time(near.front().second, m);
   if (!cost_[m].empty() && CostApplies(shape)) {
     out.predicted_time_us = std::max(CostTime(m, at_asked), kLeastTimeUs) *
-                            std::exp(CostError(m, Neighbours(shape)));
+                            std::exp(CostError(m, a.near));
     return out;
   }
   double sum = 0, weights = 0;
@@ -326,7 +330,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
 
 std::vector<Params> Model::Ranked(const Shape& shape) const {
   const std::vector<double> scores =
-      Predictable(portfolio_, shape) ? Ranking(shape, FitsAt(shape)) : std::vector<double>{};
+      Predictable(portfolio_, shape) ? Ranking(Ask(shape)) : std::vector<double>{};
   std::vector<size_t> order(portfolio_.members.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (!scores.empty()) {

@@ -115,21 +115,26 @@ class Model {
   // The leave-one-shape-out evaluation on its own (Train runs it): each tuned shape in turn is
   // held out, a portfolio and model are built from the rest, and the pick is timed with the
   // held-out shape's observations. Shapes whose pick was never measured there are left out.
-  // (Before 2026-12-03 so were shapes where the nearest rule's answer was never measured: 37
-  // of the H200 table's 117 matmul shapes.)
   static Evaluation LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
                                      const std::vector<Observation>& observations,
                                      const FitFn& fit, const ModelOptions& options);
 
  private:
-  // Predicted log slowdown of every member at `shape` from the neighbours' slowdowns (empty
-  // when it cannot predict).
-  std::vector<double> Scores(const Shape& shape, const std::vector<LaunchFit>& fits) const;
-  // Predicted log time of every member at `shape` from its cost model (empty where the cost
-  // model does not apply).
-  std::vector<double> CostScores(const Shape& shape, const std::vector<LaunchFit>& fits) const;
-  // What the pick is chosen by: CostScores where they apply, else Scores (empty: no prediction).
-  std::vector<double> Ranking(const Shape& shape, const std::vector<LaunchFit>& fits) const;
+  // A shape being answered, with what every estimate of it needs: each member's fit there and
+  // the nearest tuned shapes (nearest first, with their distances). Only for Predictable shapes.
+  struct Asked {
+    Shape shape;
+    std::vector<LaunchFit> fits;
+    std::vector<std::pair<double, size_t>> near;
+  };
+  Asked Ask(const Shape& shape) const;
+  // Predicted log slowdown of every member from the neighbours' slowdowns.
+  std::vector<double> Scores(const Asked& asked) const;
+  // Predicted log time of every member from its cost model (empty where the cost model does not
+  // apply).
+  std::vector<double> CostScores(const Asked& asked) const;
+  // What the pick is chosen by: CostScores where they apply, else Scores.
+  std::vector<double> Ranking(const Asked& asked) const;
   // The tuned shapes nearest `shape`, nearest first, with their distances.
   std::vector<std::pair<double, size_t>> Neighbours(const Shape& shape) const;
   std::vector<double> Features(const Shape& shape) const;
