@@ -121,6 +121,13 @@ class KernelFamily {
   // NVRTC options that instantiate the source for one candidate: a -D define per parameter, plus
   // any compiler option a parameter stands for (matmul's ptxo=1: --ptxas-options=-O1).
   virtual std::vector<std::string> Defines(const Params& params) const = 0;
+  // Defines a candidate also takes from the shape it runs at: a module of another shape's class
+  // computes the same results, only slower (matmul's rows that are not 16-byte aligned). Empty
+  // (the default, and for an empty shape: a shape-free compile, such as filling the cache).
+  virtual std::vector<std::string> ShapeDefines(const Params& /*params*/,
+                                                const Shape& /*shape*/) const {
+    return {};
+  }
   // -D options for a module that holds the reference kernel (the candidate's source compiled
   // with -DCUTUNE_REFERENCE; candidate cubins never carry the reference).
   std::vector<std::string> ReferenceDefines() const;

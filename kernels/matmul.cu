@@ -25,9 +25,18 @@
 // every K step but a partial last one without bounds checks, through precomputed per-thread
 // offsets (or, with ILOOP=1, pointers); tiles at the bottom and right edges of C load their rows
 // past M from row M-1 and their chunks past N from the last chunk (the results of those rows and
-// columns are never stored). The checked loads above serve misaligned rows and the last K step.
+// columns are never stored). The checked loads above serve misaligned rows (but in modules built
+// for them: CT_SCALAR_A, CT_SCALAR_B below) and the last K step.
 // This halved the non-FFMA instructions of the main loop (ncu, H200: +5% at 4096^3;
 // bench/results/kernel-notes.md). The db=0 register-staged path keeps the seed's checked loads.
+//   CT_SCALAR_A, CT_SCALAR_B  1 (set by the family from the shape: K % 4, N % 4 not 0): the
+//                        fast path loads A's (B's) chunks as four scalars, so blocks whose rows
+//                        are not 16-byte aligned take it too (the checked loads cost 17% at
+//                        4096^3: kernel-notes.md, session 16). B then clamps a chunk's start to
+//                        the last column rather than its end (its first columns stay where they
+//                        are stored; the rest read on into the next row, never the last: the K
+//                        step holding B's last row is a checked one), and N must be at least 4.
+//                        A module of either class is right at any shape.
 //   CT_SPLITK            K splits per C tile (db=1 path only): each split multiplies a range of
 //                        whole BK steps and stores its partial tile in module memory
 //                        (CT_PARTIALS floats); the split that arrives last (a per-tile counter,
@@ -105,6 +114,12 @@
 #ifndef CT_SK
 #define CT_SK 0
 #endif
+#ifndef CT_SCALAR_A
+#define CT_SCALAR_A 0
+#endif
+#ifndef CT_SCALAR_B
+#define CT_SCALAR_B 0
+#endif
 
 #ifndef CUTUNE_REFERENCE
 
@@ -132,6 +147,9 @@
 #endif
 #if CT_SPLITK > 1 && (!CT_DB || CT_STAGES || !defined(CT_SEMAPHORES) || !defined(CT_PARTIALS))
 #error "CT_SPLITK > 1 needs CT_DB=1, CT_STAGES=0, CT_SEMAPHORES (counters, one per C tile) and CT_PARTIALS"
+#endif
+#if (CT_SCALAR_A || CT_SCALAR_B) && (CT_VEC != 4 || !CT_DB)
+#error "CT_SCALAR_A and CT_SCALAR_B are for the fast path's float4 chunks (CT_VEC=4, CT_DB=1)"
 #endif
 #if CT_SK > 0 && (!CT_DB || CT_STAGES || CT_SPLITK > 1 || !defined(CT_SEMAPHORES))
 #error "CT_SK > 0 needs CT_DB=1, CT_STAGES=0, CT_SPLITK=1 and CT_SEMAPHORES (one per block)"
@@ -169,6 +187,9 @@ constexpr bool kWarpTiled = CT_WARP;
 constexpr int kStages = CT_STAGES;
 constexpr int kSplitK = CT_SPLITK;
 constexpr bool kStreamK = CT_SK > 0;
+// The fast path loads A's (B's) chunks as four scalars: rows need not be 16-byte aligned.
+constexpr bool kScalarA = CT_SCALAR_A;
+constexpr bool kScalarB = CT_SCALAR_B;
 // Whether a block may multiply only part of a tile's K steps.
 constexpr bool kPartialK = kSplitK > 1 || kStreamK;
 
@@ -369,7 +390,7 @@ __device__ __forceinline__ ChunkOffsets MakeChunkOffsets(int tid, int N, int K, 
   for (int p = 0; p < kBPerThread; ++p) {
     const int idx = tid + p * kThreads;
     o.b[p] = static_cast<int>(static_cast<unsigned>(idx / (kBN / kVec)) * N +
-                             ClampedCol((idx % (kBN / kVec)) * kVec, cols, kVec));
+                             ClampedCol((idx % (kBN / kVec)) * kVec, cols, kScalarB ? 1 : kVec));
   }
   return o;
 }
@@ -382,22 +403,24 @@ __device__ __forceinline__ void LoadTilesUnchecked(const float* __restrict__ a_t
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
     if (kAChunks % kThreads == 0 || tid + p * kThreads < kAChunks) {
-      if constexpr (kVec == 4) {
+      if constexpr (kVec == 4 && !kScalarA) {
         const float4 x = *reinterpret_cast<const float4*>(a_tile + o.a[p]);
         s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
       } else {
-        s.a[p][0] = a_tile[o.a[p]];
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) s.a[p][i] = a_tile[o.a[p] + i];
       }
     }
   }
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     if (kBChunks % kThreads == 0 || tid + p * kThreads < kBChunks) {
-      if constexpr (kVec == 4) {
+      if constexpr (kVec == 4 && !kScalarB) {
         const float4 x = *reinterpret_cast<const float4*>(b_tile + o.b[p]);
         s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
       } else {
-        s.b[p][0] = b_tile[o.b[p]];
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) s.b[p][i] = b_tile[o.b[p] + i];
       }
     }
   }
@@ -437,11 +460,12 @@ __device__ __forceinline__ void LoadTilesStepped(int tid, long long b_step, Chun
 #pragma unroll
   for (int p = 0; p < kAPerThread; ++p) {
     if (kAChunks % kThreads == 0 || tid + p * kThreads < kAChunks) {
-      if constexpr (kVec == 4) {
+      if constexpr (kVec == 4 && !kScalarA) {
         const float4 x = *reinterpret_cast<const float4*>(q.a[p]);
         s.a[p][0] = x.x; s.a[p][1] = x.y; s.a[p][2] = x.z; s.a[p][3] = x.w;
       } else {
-        s.a[p][0] = *q.a[p];
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) s.a[p][i] = q.a[p][i];
       }
     }
     q.a[p] += kBK;
@@ -449,11 +473,12 @@ __device__ __forceinline__ void LoadTilesStepped(int tid, long long b_step, Chun
 #pragma unroll
   for (int p = 0; p < kBPerThread; ++p) {
     if (kBChunks % kThreads == 0 || tid + p * kThreads < kBChunks) {
-      if constexpr (kVec == 4) {
+      if constexpr (kVec == 4 && !kScalarB) {
         const float4 x = *reinterpret_cast<const float4*>(q.b[p]);
         s.b[p][0] = x.x; s.b[p][1] = x.y; s.b[p][2] = x.z; s.b[p][3] = x.w;
       } else {
-        s.b[p][0] = *q.b[p];
+#pragma unroll
+        for (int i = 0; i < kVec; ++i) s.b[p][i] = q.b[p][i];
       }
     }
     q.b[p] += b_step;
@@ -717,6 +742,10 @@ __device__ __forceinline__ void SingleStageMainLoop(const BlockTile& t, int step
   CopyAccumulators(acc, accum);
 }
 
+// The K steps the fast path may load: whole ones, and with CT_SCALAR_B none that holds B's last
+// row (its clamped chunks read on past a row's end).
+__device__ __forceinline__ int FastSteps(int K) { return kScalarB ? (K - 1) / kBK : K / kBK; }
+
 // Register-staged, double-buffered (db=1): the next tile's global loads are in flight while this
 // tile's math runs, then go to the other stage; one barrier per K step. Where A and B rows are
 // 16-byte aligned (or VEC=1), every block, edge tiles clamped (ClampedRow), loads without bounds
@@ -734,7 +763,8 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
     StoreTiles(smem, tid, staging);
   }
   __syncthreads();
-  const bool fast = (kVec == 1 || (a_vec && b_vec)) && OffsetsFitInt(N, K);
+  const bool fast = (kVec == 1 || ((a_vec || kScalarA) && (b_vec || (kScalarB && N >= 4)))) &&
+                    OffsetsFitInt(N, K);
   const int rows = M - m0, cols = N - n0;  // of the C tile inside C
   const float* a_tile = t.A + static_cast<long long>(m0) * K;
   const float* b_tile = t.B + n0;
@@ -751,7 +781,7 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
                                   tid, N, K, rows, cols);
       const long long b_step = static_cast<long long>(kBK) * N;
       // Steps whose tile is whole (and this split's).
-      const int whole_end = kPartialK ? min(K / kBK, steps.end) : K / kBK;
+      const int whole_end = kPartialK ? min(FastSteps(K), steps.end) : FastSteps(K);
       for (const int fast_steps = whole_end - 1; step < fast_steps; ++step) {
         LoadTilesStepped(tid, b_step, q, staging);
         ComputeTile(smem + stage * kStageElems, t.trow, t.tcol, acc);
@@ -776,7 +806,7 @@ __device__ __forceinline__ void PipelinedMainLoop(const BlockTile& t, const Step
       const int k_next = (step + 1) * kBK;
       // The next tile's global loads are in flight while this tile's math runs.
       if (more) {
-        if (fast && k_next + kBK <= K) {
+        if (fast && (kScalarB ? k_next / kBK < FastSteps(K) : k_next + kBK <= K)) {
           LoadTilesUnchecked(a_tile + k_next, b_tile + static_cast<long long>(k_next) * N, tid,
                             offsets, staging);
         } else {

@@ -197,6 +197,19 @@ class MatmulFamilyImpl final : public KernelFamily {
     return options;
   }
 
+  // Register-staged, double-buffered candidates with float4 loads (vec=4, db=1) take the
+  // unchecked fast path on rows that are not 16-byte aligned only when compiled for it: K % 4
+  // (A's rows) and N % 4 (B's rows) pick CT_SCALAR_A and CT_SCALAR_B, which load those chunks as
+  // four scalars. Aligned shapes compile exactly as before (bench/results/kernel-notes.md,
+  // session 16: the scalar loads in the aligned module moved its registers).
+  std::vector<std::string> ShapeDefines(const Params& params, const Shape& shape) const override {
+    std::vector<std::string> defines;
+    if (shape.size() != 3 || Get(params, "vec") != 4 || Get(params, "db") != 1) return defines;
+    if (shape[2] % 4 != 0) defines.push_back("-DCT_SCALAR_A=1");
+    if (shape[1] % 4 != 0) defines.push_back("-DCT_SCALAR_B=1");
+    return defines;
+  }
+
   absl::Status ValidateShape(const Shape& shape) const override {
     return ValidateDims(shape, dims(), {{0, 2}, {2, 1}, {0, 1}});
   }

@@ -63,7 +63,8 @@ struct CompileOptions {
   bool csv = false;
   bool no_cache = false;
   int threads = 0;
-  int top = 0;  // candidates listed, in space order (0: all); the summary counts all
+  int top = 0;
+  std::string shape;  // empty: shape-free (matmul's aligned class)  // candidates listed, in space order (0: all); the summary counts all
 };
 
 // `space compile --csv`: one row per candidate in space order, with what NVRTC and ptxas say
@@ -109,6 +110,12 @@ int CompileSpace(const CompileOptions& options) {
   const bool quiet = json || options.csv;  // machine output: no bar
   auto family = kernels::GetFamily(options.family);
   if (!family.ok()) return ReportError(family.status());
+  Shape shape;
+  if (!options.shape.empty()) {
+    auto parsed = ParseShape(options.shape);
+    if (!parsed.ok()) return ReportError(parsed.status());
+    shape = *std::move(parsed);
+  }
   std::optional<compiler::CompileCache> cache;
   if (!options.no_cache) {
     auto dir = compiler::DefaultCacheDirectory();
@@ -121,7 +128,7 @@ int CompileSpace(const CompileOptions& options) {
   compiler::CompilePool pool(compiler, options.threads);
   ProgressBar bar(!quiet);
   auto compiled =
-      tuner::CompileSpace(**family, (*family)->default_space(), arch, pool,
+      tuner::CompileSpace(**family, (*family)->default_space(), arch, shape, pool,
                           [&](const tuner::CompileReport& report, size_t done, size_t total) {
                             bar.Update(static_cast<int64_t>(done), static_cast<int64_t>(total),
                                        FormatParams(report.params));
@@ -247,6 +254,10 @@ void AddSpaceCommands(CLI::App& app, Context& context) {
                         "still counts every candidate (0: all)")
         ->capture_default_str()
         ->check(CLI::NonNegativeNumber);
+    compile->add_option("--shape", options->shape,
+                        "Compile the candidates as they run at this shape (MxNxK: matmul's "
+                        "misaligned K or N build their fast path for it); default: shape-free, "
+                        "as aligned shapes run");
     compile->add_option("--threads", options->threads, "Compile threads (0: one per core)");
     compile->add_flag("--no-cache", options->no_cache, "Bypass the on-disk compile cache");
     compile->callback(

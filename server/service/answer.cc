@@ -254,7 +254,7 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
   response->set_device_model(found.device_model);
   response->set_kernel(std::string(kernels::KernelFamily::kKernelName));
   for (const auto& [name, value] : found.winner.params) (*response->mutable_params())[name] = value;
-  for (const std::string& option : tuner::CandidateOptions(family, found.winner.params)) {
+  for (const std::string& option : tuner::CandidateOptions(family, found.winner.params, problem.shape)) {
     response->add_compile_options(option);
   }
   response->add_compile_options(absl::StrCat("--gpu-architecture=", ArchOf(device)));

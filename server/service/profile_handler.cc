@@ -95,7 +95,7 @@ absl::StatusOr<pb::ProfileCandidateResponse> TunerService::Profile(
   }
 
   const std::string arch = ArchOf(AnswerDeviceOf(*target));
-  auto compiled = pool_.Submit(tuner::CandidateRequest(family, params, arch)).get();
+  auto compiled = pool_.Submit(tuner::CandidateRequest(family, params, problem->shape, arch)).get();
   if (!compiled.ok()) return compiled.status();
   if (!compiled->ok) {
     return absl::InvalidArgumentError(absl::StrCat(FormatParams(params), " does not compile for ",

@@ -311,7 +311,8 @@ grpc::Status TunerService::GetBestConfig(grpc::ServerContext* context,
   const std::string arch = ArchOf(device);
   if (request->include_cubin()) {
     auto compiled =
-        pool_.Submit(tuner::CandidateRequest(family, found.winner.params, arch)).get();
+        pool_.Submit(tuner::CandidateRequest(family, found.winner.params, problem->shape, arch))
+            .get();
     if (!compiled.ok()) return ToGrpc(compiled.status());
     if (!compiled->ok) {
       return {grpc::StatusCode::INTERNAL,

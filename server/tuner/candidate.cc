@@ -5,18 +5,21 @@
 namespace cutune::tuner {
 
 compiler::CompileRequest CandidateRequest(const kernels::KernelFamily& family, const Params& params,
-                                          std::string_view arch) {
+                                          const Shape& shape, std::string_view arch) {
   compiler::CompileRequest request;
   request.source = std::string(family.source());
   request.source_name = absl::StrCat(std::string(family.name()), ".cu");
-  request.options = CandidateOptions(family, params);
+  request.options = CandidateOptions(family, params, shape);
   request.arch = std::string(arch);
   return request;
 }
 
 std::vector<std::string> CandidateOptions(const kernels::KernelFamily& family,
-                                          const Params& params) {
+                                          const Params& params, const Shape& shape) {
   std::vector<std::string> options = family.Defines(params);
+  for (std::string& define : family.ShapeDefines(params, shape)) {
+    options.push_back(std::move(define));
+  }
   options.push_back("--std=c++17");
   return options;
 }

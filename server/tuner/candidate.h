@@ -14,12 +14,14 @@
 
 namespace cutune::tuner {
 
+// The request for a candidate that runs at `shape` (its Defines and ShapeDefines); an empty shape
+// for a shape-free build (the cache: the aligned class of matmul).
 compiler::CompileRequest CandidateRequest(const kernels::KernelFamily& family, const Params& params,
-                                          std::string_view arch);
+                                          const Shape& shape, std::string_view arch);
 
 // Only the options of that request (without the source text or the architecture).
 std::vector<std::string> CandidateOptions(const kernels::KernelFamily& family,
-                                          const Params& params);
+                                          const Params& params, const Shape& shape);
 
 // What building one candidate came to, before anything runs on a GPU.
 struct CompileReport {

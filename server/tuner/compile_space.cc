@@ -7,10 +7,13 @@ namespace cutune::tuner {
 
 absl::StatusOr<SpaceCompilation> CompileSpace(
     const kernels::KernelFamily& family, const kernels::Space& space, std::string_view arch,
-    compiler::CompilePool& pool,
+    const Shape& shape, compiler::CompilePool& pool,
     const std::function<void(const CompileReport&, size_t, size_t)>& on_done) {
   const auto began = std::chrono::steady_clock::now();
   if (auto s = compiler::ValidateArch(arch); !s.ok()) return s;
+  if (!shape.empty()) {
+    if (auto s = family.ValidateShape(shape); !s.ok()) return s;
+  }
   auto limits = kernels::DeviceLimits::ForArch(arch);
   if (!limits.ok()) return limits.status();
 
@@ -26,7 +29,7 @@ absl::StatusOr<SpaceCompilation> CompileSpace(
       report.detail = *why;
       futures.emplace_back();
     } else {
-      futures.push_back(pool.Submit(CandidateRequest(family, params, arch)));
+      futures.push_back(pool.Submit(CandidateRequest(family, params, shape, arch)));
     }
     out.candidates.push_back(std::move(report));
   });

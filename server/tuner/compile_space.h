@@ -23,9 +23,10 @@ struct SpaceCompilation {
   double wall_seconds = 0;
 };
 
+// `shape`: the candidates as they run there (KernelFamily::ShapeDefines); empty: shape-free.
 absl::StatusOr<SpaceCompilation> CompileSpace(
     const kernels::KernelFamily& family, const kernels::Space& space, std::string_view arch,
-    compiler::CompilePool& pool,
+    const Shape& shape, compiler::CompilePool& pool,
     const std::function<void(const CompileReport&, size_t done, size_t total)>& on_done = {});
 
 }  // namespace cutune::tuner

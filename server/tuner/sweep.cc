@@ -257,7 +257,7 @@ void SweepRun::Refill() {
       Pending p;
       p.pruned = family_->PruneForDevice(params, limits_);
       if (!p.pruned) {
-        p.compiled = pool_.Submit(CandidateRequest(*family_, params, result_.arch), abandon_);
+        p.compiled = pool_.Submit(CandidateRequest(*family_, params, options_.shape, result_.arch), abandon_);
       }
       p.params = std::move(params);
       pending_.push_back(std::move(p));
@@ -356,7 +356,7 @@ void SweepRun::Drive(size_t w) {
         Pending again;
         again.params = pending.params;
         again.compiled =
-            pool_.Submit(CandidateRequest(*family_, again.params, result_.arch), abandon_);
+            pool_.Submit(CandidateRequest(*family_, again.params, options_.shape, result_.arch), abandon_);
         pending_.push_front(std::move(again));
       }
       break;
@@ -477,7 +477,7 @@ void SweepRun::RemeasureFinalists() {
         if (measured_by_[i] <= 0 && medians.count(i) == 0) {
           medians[i].push_back(row.timing.median_us);
         }
-        auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, result_.arch)).get();
+        auto compiled = pool_.Submit(CandidateRequest(*family_, row.params, options_.shape, result_.arch)).get();
         if (!compiled.ok() || !compiled->ok) continue;
         // Verified already: these runs only time.
         runs[i] = RunRequest(*family_, row.params, options_.shape, limits_.sm_count, *compiled, policy_,

@@ -19,7 +19,7 @@ TEST(CubinInfoTest, AgreesWithThePtxasReport) {
     family->default_space().ForEachValid([&](uint64_t, const Params& params) {
       if (seen++ % 97 != 0 || taken >= 4) return;
       ++taken;
-      auto compiled = Compile(tuner::CandidateRequest(*family, params, "sm_90"));
+      auto compiled = Compile(tuner::CandidateRequest(*family, params, {}, "sm_90"));
       ASSERT_TRUE(compiled.ok()) << compiled.status();
       ASSERT_TRUE(compiled->ok) << compiled->log;
       auto from_cubin = ReadCubinResources(compiled->cubin);

@@ -91,6 +91,42 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
   EXPECT_THAT(MatmulFamily().Defines(stream), Contains("-DCT_SEMAPHORES=1024"));
 }
 
+// K or N not a multiple of 4: the register-staged, double-buffered float4 candidates are built
+// for rows off 16-byte boundaries (their fast path loads scalars); nothing else changes, and
+// aligned shapes build as without a shape.
+TEST(ShapeDefinesTest, MatmulMisalignedRowsBuildTheScalarFastPath) {
+  const KernelFamily& matmul = MatmulFamily();
+  const Params big = {{"at", 1},    {"bk", 8},     {"bm", 128},   {"bn", 128}, {"db", 1},
+                      {"iloop", 1}, {"minb", 0},   {"pad", 4},    {"ptxo", 3}, {"sk", 2},
+                      {"splitk", 1}, {"stages", 0}, {"tm", 16},   {"tn", 8},   {"vec", 4},
+                      {"warp", 1}};
+  ASSERT_TRUE(matmul.ValidateParams(big).ok());
+  EXPECT_THAT(matmul.ShapeDefines(big, {4096, 4096, 4096}), ::testing::IsEmpty());
+  EXPECT_THAT(matmul.ShapeDefines(big, {}), ::testing::IsEmpty());
+  EXPECT_THAT(matmul.ShapeDefines(big, {4096, 4096, 4097}),
+              ::testing::ElementsAre("-DCT_SCALAR_A=1"));
+  EXPECT_THAT(matmul.ShapeDefines(big, {4097, 4097, 4096}),
+              ::testing::ElementsAre("-DCT_SCALAR_B=1"));
+  EXPECT_THAT(matmul.ShapeDefines(big, {4097, 1023, 777}),
+              ::testing::ElementsAre("-DCT_SCALAR_A=1", "-DCT_SCALAR_B=1"));
+  // M's alignment does not matter: rows of A are K long, rows of B and C N long.
+  EXPECT_THAT(matmul.ShapeDefines(big, {4097, 4096, 4096}), ::testing::IsEmpty());
+  // The seed (vec=1: no float4 chunks) and cp.async (db=0) have no such fast path.
+  EXPECT_THAT(matmul.ShapeDefines(matmul.baseline(), {4097, 1023, 777}), ::testing::IsEmpty());
+  Params cp = big;
+  cp["db"] = 0;
+  cp["stages"] = 3;
+  cp["iloop"] = 0;
+  cp["sk"] = 0;
+  cp["bk"] = 16;
+  cp["tm"] = 8;
+  cp["tn"] = 8;
+  ASSERT_TRUE(matmul.ValidateParams(cp).ok());
+  EXPECT_THAT(matmul.ShapeDefines(cp, {4097, 1023, 777}), ::testing::IsEmpty());
+  EXPECT_THAT(TransposeFamily().ShapeDefines(TransposeFamily().baseline(), {8191, 4097}),
+              ::testing::IsEmpty());
+}
+
 TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
                             {"pad", 0},  {"swizzle", 1}, {"minb", 0}};

@@ -3,6 +3,7 @@
 #include "server/tuner/candidate.h"
 
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -83,6 +84,27 @@ TEST_F(ReportCompiledTest, AShortLogIsKeptWhole) {
   CompileReport report = ReportCompiled(family_, params_, compiled, limits_);
   EXPECT_EQ(report.outcome, Outcome::kCompileFailed);
   EXPECT_EQ(report.detail, compiled.log);
+}
+
+// The options a candidate is built with at a shape: its defines, then the shape's, then the
+// language standard; a shape-free request is the same without the shape's.
+TEST(CandidateOptionsTest, TheShapesDefinesComeAfterTheCandidates) {
+  const kernels::KernelFamily& matmul = kernels::MatmulFamily();
+  Params params;
+  matmul.default_space().ForEachValid([&](uint64_t, const Params& p) {
+    if (params.empty() && p.at("vec") == 4 && p.at("db") == 1) params = p;
+  });
+  ASSERT_FALSE(params.empty());
+  std::vector<std::string> expected = matmul.Defines(params);
+  expected.push_back("--std=c++17");
+  EXPECT_EQ(CandidateOptions(matmul, params, {}), expected);
+  EXPECT_EQ(CandidateOptions(matmul, params, {4096, 4096, 4096}), expected);
+  expected.insert(expected.end() - 1, "-DCT_SCALAR_B=1");
+  EXPECT_EQ(CandidateOptions(matmul, params, {4096, 4095, 4096}), expected);
+  const compiler::CompileRequest request =
+      CandidateRequest(matmul, params, {4096, 4095, 4096}, "sm_90");
+  EXPECT_EQ(request.options, expected);
+  EXPECT_EQ(request.arch, "sm_90");
 }
 
 TEST(LogExcerptTest, CutsOnlyPastTheLimit) {
