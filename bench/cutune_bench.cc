@@ -145,6 +145,9 @@ int main(int argc, char** argv) {
   app.add_flag("--skip-matmul", skip_matmul, "Transpose figures only");
   app.add_flag("--skip-transpose", skip_transpose, "Matmul figures only (with the awkward set)");
   app.add_flag("--awkward-only", awkward_only, "Only the awkward matmul set");
+  std::vector<std::string> only;
+  app.add_option("--only", only,
+                 "Only these shapes of the awkward set (MxNxK, repeatable; default: all 14)");
   app.add_option("--table", table,
                  "Shipped table whose matmul portfolio starts the awkward shapes' quick sweeps");
   CLI11_PARSE(app, argc, argv);
@@ -279,6 +282,9 @@ int main(int argc, char** argv) {
                         Shape{200, 12000, 3000}, Shape{12000, 200, 3000}, Shape{256, 256, 16384},
                         Shape{1024, 1024, 16384}, Shape{4096, 4096, 32}, Shape{8192, 8192, 64},
                         Shape{1021, 2039, 4093}, Shape{3001, 5003, 1009}}) {
+      if (!only.empty() && std::find(only.begin(), only.end(), FormatShape(shape)) == only.end()) {
+        continue;
+      }
       auto full = sweep("matmul " + FormatShape(shape) + " (awkward, full)", matmul, shape, {});
       auto quick = sweep("matmul " + FormatShape(shape) + " (awkward, quick)", matmul, shape,
                          start, "quick");
