@@ -3,9 +3,15 @@
 
   grid_tool.py best SWEEP_JSON                  the winner of one `cutune sweep --json` result
   grid_tool.py compare SWEEPS_DIR               quick vs brute force on the shapes both swept
-  grid_tool.py missing TABLE FAMILY SHAPE GRID  distinct winners of the GRID shapes (a table
-                                                with rows) not yet measured at SHAPE, one
-                                                `NAME=V,...` per line for `cutune sweep --candidates`
+  grid_tool.py pool TABLE FAMILY GRID [NEAR]    what the matrix phase measures at every GRID
+                                                shape: the distinct winners of the GRID shapes
+                                                (TABLE: an export with rows), and per shape up to
+                                                NEAR (default 0) near-winners: its fastest other
+                                                configurations within 5% of its best time whose
+                                                tiling (NEAR_KEY) differs from the winner's and
+                                                from each other's; one `NAME=V,...` per line
+  grid_tool.py missing TABLE FAMILY SHAPE POOL  the POOL configurations not yet measured at
+                                                SHAPE, one per line for `cutune sweep --candidates`
   grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners (and sweeps) of these kernel
                                                 sources only (HASH: a prefix, as `cutune space
                                                 show FAMILY` prints it), written to OUT: a shipped
@@ -103,23 +109,60 @@ def shapes_of(grid_file):
     return out
 
 
-def missing(table_path, family, shape_text, grid_file):
+# A near-winner's tiling must differ from its shape's winner's in one of these parameters (how
+# the family fills the GPU), so that it answers for shapes the winner serves badly.
+NEAR_KEY = {"matmul": ("bm", "bn", "splitk", "sk"), "transpose": ("tile", "rows", "vec")}
+NEAR_TOLERANCE = 0.05
+
+
+def _table(table_path):
     with open(table_path) as f:
-        table = json.load(f)
-    grid = shapes_of(grid_file)
-    shape = tuple(int(d) for d in shape_text.split("x"))
-    winners, measured = {}, set()
+        return json.load(f)
+
+
+def pool(table_path, family, grid_file, near="0"):
+    near = int(near)
+    table, grid = _table(table_path), shapes_of(grid_file)
+    winners, rows = {}, {}
     for device in table.get("devices", []):
         for w in device.get("winners", []):
             if w["family"] == family and tuple(w["shape"]) in grid:
-                winners.setdefault(fmt(w["params"]), None)
+                winners[tuple(w["shape"])] = w["params"]
+        for sweep in device.get("sweeps", []):
+            if sweep["family"] == family and tuple(sweep["shape"]) in grid:
+                for row in sweep.get("rows", []):
+                    if row.get("outcome") == "ok" and row.get("time_us", 0) > 0:
+                        rows.setdefault(tuple(sweep["shape"]), []).append(row)
+    chosen = {fmt(p) for p in winners.values()}
+    keys = NEAR_KEY.get(family)
+    for shape in sorted(winners):
+        key = lambda p: tuple(p.get(k) for k in keys) if keys else fmt(p)
+        seen = {key(winners[shape])}
+        ranked = sorted(rows.get(shape, []), key=lambda r: (r["time_us"], fmt(r["params"])))
+        taken = 0
+        for row in ranked:
+            if taken == near or row["time_us"] > ranked[0]["time_us"] * (1 + NEAR_TOLERANCE):
+                break
+            if key(row["params"]) not in seen:
+                seen.add(key(row["params"]))
+                chosen.add(fmt(row["params"]))
+                taken += 1
+    for params in sorted(chosen):
+        print(params)
+
+
+def missing(table_path, family, shape_text, pool_file):
+    shape = tuple(int(d) for d in shape_text.split("x"))
+    measured = set()
+    for device in _table(table_path).get("devices", []):
         for sweep in device.get("sweeps", []):
             if sweep["family"] == family and tuple(sweep["shape"]) == shape:
                 for row in sweep.get("rows", []):
                     measured.add(fmt(row["params"]))
-    for params in sorted(winners):
-        if params not in measured:
-            print(params)
+    with open(pool_file) as f:
+        for line in f:
+            if line.strip() and line.strip() not in measured:
+                print(line.strip())
 
 
 def current(table_path, out_path, *hashes):
@@ -190,6 +233,8 @@ if __name__ == "__main__":
         print(best(sys.argv[2]))
     elif command == "compare" and len(sys.argv) == 3:
         compare(sys.argv[2])
+    elif command == "pool" and len(sys.argv) in (5, 6):
+        pool(*sys.argv[2:])
     elif command == "missing" and len(sys.argv) == 6:
         missing(*sys.argv[2:])
     elif command == "current" and len(sys.argv) >= 5:

@@ -2,13 +2,17 @@
 # Tunes the shape grids (tables/grid/*.txt) on this host's GPU and exports the tuning table with
 # its portfolio matrix: the recipe behind tables/nvidia-h200.json (see tables/README.md).
 #   scripts/tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR]
-#                                [--only FILE [--matrix-all]] [--stop-after SECONDS]
+#                                [--only FILE [--matrix-all]] [--near N] [--stop-after SECONDS]
 # --grid DIR: another grid (DIR/matmul.txt, DIR/transpose.txt, DIR/unseen.txt; default
 # tables/grid); --seed-tables DIR: tables cutuned imports first (default tables/); --only FILE
 # (FAMILY SHAPE per line): sweep and measure only these grid shapes, the rest of the grid being
 # in the seed tables already (shapes added to a grid, or a family whose kernel changed); it
 # implies --no-brute --no-unseen; with --matrix-all the matrix phase still visits every grid shape
 # of the families FILE names (the new shapes' winners measured at the old shapes too).
+# --near N: the matrix also measures, at every shape it visits, up to N near-winners of each grid
+# shape (its fastest other configurations within 5% of its winner whose tiling differs:
+# `grid_tool.py pool`), so that a portfolio can hold a member that serves several shapes well
+# where each shape's own winner serves only its own (default 0: the winners alone).
 # --stop-after SECONDS: start no sweep after SECONDS; the run then exits 3 with its state in
 # OUT_DIR (the store grid.db, done.txt: the sweeps that finished). Running it again with the same
 # OUT_DIR and options goes on where it stopped (the options must match: options.txt); so does a
@@ -17,16 +21,18 @@
 # Phases, each timed in OUT_DIR/grid.log:
 #   quick    every grid shape with --strategy quick (the portfolio so far, then a descent)
 #   brute    brute force on the subset in brute.txt, to show quick finds the same winners
-#   matrix   every distinct grid winner measured at every grid shape where it is not yet
+#   matrix   every distinct grid winner (and --near's near-winners; the list is fixed when the
+#            phase first starts: OUT_DIR/pool-FAMILY.txt) measured at every grid shape where it
+#            is not yet
 #   unseen   the shapes of tables/grid/unseen.txt: quick, then the grid winners (not exported)
 # Needs cutuned and cutune on PATH (a bundle's env.sh), python3, and a free GPU.
 # Exit: 0 done, 2 bad options, 3 stopped by --stop-after (run again to go on), 4 cutuned failed.
 set -uo pipefail
-usage="usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR] [--only FILE [--matrix-all]] [--stop-after SECONDS]"
+usage="usage: tune-grid.sh OUT_DIR [--no-brute] [--no-unseen] [--seed-tables DIR] [--grid DIR] [--only FILE [--matrix-all]] [--near N] [--stop-after SECONDS]"
 out=${1:?$usage}
 shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid" only="" matrix_all=0 stop_after=""
+brute=1 unseen=1 seed_tables="$here/tables" grid="$here/tables/grid" only="" matrix_all=0 near=0 stop_after=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --no-brute) brute=0 ;;
@@ -36,6 +42,9 @@ while [[ $# -gt 0 ]]; do
       shift ;;
     --only) only=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); brute=0 unseen=0; shift ;;
     --matrix-all) matrix_all=1 ;;
+    --near)
+      [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "tune-grid: --near takes a count, not '${2:-}'" >&2; exit 2; }
+      near=$2; shift ;;
     --stop-after)
       [[ ${2:-} =~ ^[0-9]+$ ]] || { echo "tune-grid: --stop-after takes whole seconds, not '${2:-}'" >&2; exit 2; }
       stop_after=$2; shift ;;
@@ -56,7 +65,7 @@ fi
 # The run's identity: what it tunes (not where the files lie, nor its deadline), so a run on
 # another machine can go on with the state an earlier one left.
 identity() {
-  echo "brute=$brute unseen=$unseen matrix_all=$matrix_all"
+  echo "brute=$brute unseen=$unseen matrix_all=$matrix_all near=$near"
   for f in "$grid"/{transpose,matmul,brute,unseen}.txt ${only:+"$only"}; do
     [[ -f $f ]] && echo "$(basename "$f") $(shapes "$f" | sha256sum | cut -c1-16)"
   done
@@ -152,11 +161,16 @@ if [[ $brute == 1 ]] && ! finished phase brute; then
   $tool compare "$out/sweeps" | tee -a "$log"
 fi
 
-# measure FAMILY SHAPE TAG: the distinct grid winners not yet measured at SHAPE (what the store
-# holds, so a run that goes on measures only what is still missing).
+# measure FAMILY SHAPE TAG: what the matrix measures (OUT_DIR/pool-FAMILY.txt, written once: a
+# run that goes on measures the same list) not yet measured at SHAPE (what the store holds, so a
+# run that goes on measures only what is still missing).
 measure() {
-  local family=$1 shape=$2 tag=$3 list="$out/candidates-$1-$2.txt"
-  $tool missing "$out/export.json" "$family" "$shape" "$grid/$family.txt" >"$list"
+  local family=$1 shape=$2 tag=$3 list="$out/candidates-$1-$2.txt" pool="$out/pool-$1.txt"
+  if [[ ! -f $pool ]]; then
+    $tool pool "$out/export.json" "$family" "$grid/$family.txt" "$near" >"$pool.tmp" && mv "$pool.tmp" "$pool"
+    say "matrix $family: $(wc -l <"$pool") configurations (winners and up to $near near-winners a shape)"
+  fi
+  $tool missing "$out/export.json" "$family" "$shape" "$pool" >"$list"
   if [[ -s $list ]]; then
     sweep "$family" "$shape" "$tag" --candidates "$list"
   else

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "server/core/ties.h"
@@ -44,17 +45,25 @@ CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
     m.best_us.push_back(t.winner_us);
     winners.push_back(&t.winner);
   }
-  // Candidates: the winners, in canonical order so that equal gains pick deterministically.
+  // Candidates: the winners and the configurations measured at half the shapes or more, in
+  // canonical order so that equal gains pick deterministically.
+  std::map<Params, std::set<size_t>> seen_at;
+  for (const Observation& o : observations) {
+    auto s = shape_index.find(o.shape);
+    if (s != shape_index.end() && o.time_us > 0) seen_at[o.params].insert(s->second);
+  }
   std::map<Params, size_t> candidate_index;
   for (const TunedShape& t : tuned) {
     if (t.winner_us > 0) candidate_index.emplace(t.winner, 0);
+  }
+  for (const auto& [params, shapes] : seen_at) {
+    if (2 * shapes.size() >= m.shapes.size()) candidate_index.emplace(params, 0);
   }
   for (auto& [params, index] : candidate_index) {
     index = m.candidates.size();
     m.candidates.push_back(params);
   }
   m.time.assign(m.shapes.size(), std::vector<double>(m.candidates.size(), 0));
-  for (const Params* w : winners) m.winner_of.push_back(candidate_index.at(*w));
   auto note = [&](const Shape& shape, const Params& params, double us) {
     auto s = shape_index.find(shape);
     auto c = candidate_index.find(params);
@@ -69,16 +78,46 @@ CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
       if (cell > 0) m.best_us[s] = std::min(m.best_us[s], cell);
     }
   }
+  // Only winners and near-winners stay.
+  std::vector<bool> keep(m.candidates.size(), false);
+  for (const Params* w : winners) keep[candidate_index.at(*w)] = true;
+  for (size_t c = 0; c < m.candidates.size(); ++c) {
+    for (size_t s = 0; s < m.shapes.size() && !keep[c]; ++s) keep[c] = IsNearWinner(m, s, c);
+  }
+  std::vector<size_t> renumbered(m.candidates.size());
+  std::vector<Params> kept;
+  for (size_t c = 0; c < m.candidates.size(); ++c) {
+    renumbered[c] = kept.size();
+    if (keep[c]) kept.push_back(std::move(m.candidates[c]));
+  }
+  for (auto& row : m.time) {
+    std::vector<double> out;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (keep[c]) out.push_back(row[c]);
+    }
+    row = std::move(out);
+  }
+  m.candidates = std::move(kept);
+  for (const Params* w : winners) m.winner_of.push_back(renumbered[candidate_index.at(*w)]);
   return m;
+}
+
+bool IsNearWinner(const CandidateMatrix& m, size_t shape, size_t candidate) {
+  const double t = m.time[shape][candidate];
+  return t > 0 && t <= m.best_us[shape] * (1 + kNearWinner);
 }
 
 Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& include,
                           size_t max_members, std::vector<size_t>* chosen_candidates) {
   const size_t shapes = m.shapes.size();
-  // Candidates: the winners of the included shapes.
+  // Candidates: the winners and near-winners of the included shapes.
   std::vector<bool> eligible(m.candidates.size(), false);
   for (size_t s = 0; s < shapes; ++s) {
-    if (include[s]) eligible[m.winner_of[s]] = true;
+    if (!include[s]) continue;
+    eligible[m.winner_of[s]] = true;
+    for (size_t c = 0; c < m.candidates.size(); ++c) {
+      if (IsNearWinner(m, s, c)) eligible[c] = true;
+    }
   }
   // Greedy selection on the sum over included shapes of log(score).
   std::vector<double> covered(shapes, kUncovered);

@@ -52,9 +52,9 @@ struct Portfolio {
 // kUncovered when none of them was measured there. Greedy selection maximizes the sum of logs.
 inline constexpr double kUncovered = 0.01;
 
-// Chooses at most `max_members` members among the shapes' winners, greedily: each step adds the
-// winner that most raises the sum over shapes of log(best_us / fastest member's time), a shape
-// where no member was measured scoring kUncovered; stops early when no winner raises it.
+// Chooses at most `max_members` members among the shapes' winners and near-winners
+// (MakeCandidateMatrix), greedily: each step adds the candidate that most raises the sum over shapes of log(best_us / fastest member's time), a shape
+// where no member was measured scoring kUncovered; stops early when no candidate raises it.
 // Observations of a configuration at a shape are merged by their fastest time; a shape's own
 // winner time is never slower than an observation of it. Deterministic for a given input: equal
 // gains (within 1e-4 relative) go to the CanonicalBefore-first configuration, and the members
@@ -63,9 +63,16 @@ Portfolio BuildPortfolio(const std::vector<TunedShape>& tuned,
                          const std::vector<Observation>& observations,
                          size_t max_members = kMaxMembers);
 
-// Every winner's fastest observed time at every tuned shape, the data portfolios are chosen
-// from: shapes in the given order (the first of repeated ones), candidates (the distinct winners)
-// in canonical order, time[shape][candidate] (0: not measured), and each shape's winner.
+// A configuration whose time at a tuned shape is within this fraction of the shape's best is a
+// near-winner there: a portfolio may hold it in place of winners it serves almost as well.
+inline constexpr double kNearWinner = 0.05;
+
+// Every candidate's fastest observed time at every tuned shape, the data portfolios are chosen
+// from: shapes in the given order (the first of repeated ones), candidates in canonical order,
+// time[shape][candidate] (0: not measured), and each shape's winner. Candidates: the distinct
+// winners, and the configurations measured at half the tuned shapes or more (a grid's matrix
+// measures near-winners at every shape: scripts/tune-grid.sh --near) that are a near-winner of
+// some tuned shape.
 struct CandidateMatrix {
   std::vector<Shape> shapes;
   std::vector<double> best_us;
@@ -75,7 +82,10 @@ struct CandidateMatrix {
 };
 CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
                                     const std::vector<Observation>& observations);
-// BuildPortfolio's greedy selection over the shapes with include[s] (candidates: their winners);
+// Whether the candidate's time at the shape is within kNearWinner of the shape's best.
+bool IsNearWinner(const CandidateMatrix& m, size_t shape, size_t candidate);
+// BuildPortfolio's greedy selection over the shapes with include[s] (candidates: their winners
+// and near-winners, so that a shape left out brings no member of its own);
 // the portfolio holds only those shapes. `chosen_candidates`, if given, receives the members'
 // candidate indices, in member order.
 Portfolio SelectPortfolio(const CandidateMatrix& matrix, const std::vector<bool>& include,

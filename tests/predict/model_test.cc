@@ -53,6 +53,39 @@ TEST(PortfolioTest, CoversEveryShapeWithTheFewestWinners) {
   EXPECT_EQ(BuildPortfolio(g.tuned, g.observations, 1).members.size(), 1u) << "capped";
 }
 
+TEST(PortfolioTest, ANearWinnerMeasuredAtMostShapesIsACandidate) {
+  // 4% slower than every shape's winner: one member that serves every shape well.
+  const Params kAllRound = {{"tile", 32}};
+  Grid g = MakeGrid();
+  for (const TunedShape& t : g.tuned) {
+    g.observations.push_back({t.shape, kAllRound, t.winner_us * 1.04});
+  }
+  const Portfolio one = BuildPortfolio(g.tuned, g.observations, 1);
+  ASSERT_EQ(one.members.size(), 1u);
+  EXPECT_EQ(one.members[0], kAllRound);
+  // Measured at fewer than half the shapes, it is not a matrix's configuration.
+  Grid sparse = MakeGrid();
+  for (size_t s = 0; s < 4; ++s) {
+    const TunedShape& t = sparse.tuned[s];
+    sparse.observations.push_back({t.shape, kAllRound, t.winner_us * 1.04});
+  }
+  const CandidateMatrix m = MakeCandidateMatrix(sparse.tuned, sparse.observations);
+  EXPECT_EQ(m.candidates.size(), 2u) << "the two winners only";
+  // A shape left out: its near-winners of the other shapes stay eligible, its own do not.
+  Grid two = MakeGrid();
+  two.observations.push_back({two.tuned[0].shape, kAllRound, two.tuned[0].winner_us * 1.04});
+  for (size_t s = 1; s < two.tuned.size(); ++s) {
+    two.observations.push_back({two.tuned[s].shape, kAllRound, two.tuned[s].winner_us * 2});
+  }
+  const CandidateMatrix m2 = MakeCandidateMatrix(two.tuned, two.observations);
+  ASSERT_EQ(m2.candidates.size(), 3u);
+  std::vector<bool> include(m2.shapes.size(), true);
+  include[0] = false;
+  std::vector<size_t> chosen;
+  SelectPortfolio(m2, include, kMaxMembers, &chosen);
+  for (size_t c : chosen) EXPECT_NE(m2.candidates[c], kAllRound) << "near-wins only the left-out shape";
+}
+
 TEST(PortfolioTest, UnmeasuredCellsAreZeroAndNearestWinnersComeFirst) {
   Grid g = MakeGrid();
   g.observations.clear();  // only the winners' own times

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""scripts/grid_tool.py pool and missing on a hand-made table: the matrix's list holds every grid
+winner once, and per shape at most NEAR near-winners, each within 5% of the shape's best and of a
+tiling (bm, bn, splitk, sk) that neither the winner nor an earlier pick has; missing lists what a
+shape has not measured.
+  grid_tool_test.py SRC"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+src = sys.argv[1]
+tool = [sys.executable, os.path.join(src, "scripts", "grid_tool.py")]
+
+
+def p(bm, bn, splitk=1, sk=0, minb=0):
+    return {"bm": bm, "bn": bn, "splitk": splitk, "sk": sk, "minb": minb}
+
+
+def row(params, time_us, outcome="ok"):
+    return {"params": params, "time_us": time_us, "outcome": outcome}
+
+
+def fmt(params):
+    return ",".join(f"{k}={params[k]}" for k in sorted(params))
+
+
+table = {"devices": [{
+    "winners": [
+        {"family": "matmul", "shape": [64, 64, 64], "params": p(64, 64)},
+        {"family": "matmul", "shape": [128, 128, 128], "params": p(64, 64)},
+        {"family": "matmul", "shape": [256, 256, 256], "params": p(128, 128)},
+        {"family": "matmul", "shape": [99, 99, 99], "params": p(32, 32)},  # not a grid shape
+    ],
+    "sweeps": [
+        {"family": "matmul", "shape": [64, 64, 64], "rows": [
+            row(p(64, 64), 10.0),
+            row(p(64, 64, minb=2), 10.1),        # the winner's tiling: not a near-winner
+            row(p(32, 64), 10.3),                # near-winner 1
+            row(p(32, 64, minb=2), 10.35),       # the tiling of near-winner 1
+            row(p(64, 64, splitk=2), 10.4),      # near-winner 2
+            row(p(16, 64), 10.45, "wrong_answer"),
+            row(p(128, 64), 10.6),               # 6% off: not near
+        ]},
+        {"family": "matmul", "shape": [128, 128, 128], "rows": [
+            row(p(64, 64), 20.0), row(p(128, 128), 20.5)]},
+        {"family": "matmul", "shape": [256, 256, 256], "rows": [row(p(128, 128), 30.0)]},
+        {"family": "transpose", "shape": [64, 64], "rows": [row({"tile": 32}, 1.0)]},
+    ],
+}]}
+
+failures = []
+with tempfile.TemporaryDirectory() as tmp:
+    table_path, grid_path = os.path.join(tmp, "t.json"), os.path.join(tmp, "matmul.txt")
+    json.dump(table, open(table_path, "w"))
+    open(grid_path, "w").write("# grid\n64x64x64\n128x128x128\n256x256x256\n")
+
+    def run(*args):
+        return subprocess.run(tool + list(args), check=True, capture_output=True,
+                              text=True).stdout.split()
+
+    def expect(what, got, want):
+        if sorted(got) != sorted(want):
+            failures.append(f"{what}: got {got}, want {want}")
+
+    winners = [fmt(p(64, 64)), fmt(p(128, 128))]
+    expect("pool without near-winners", run("pool", table_path, "matmul", grid_path), winners)
+    expect("pool NEAR=1", run("pool", table_path, "matmul", grid_path, "1"),
+           winners + [fmt(p(32, 64))])
+    # 128x128x128's runner-up is a winner already: listed once.
+    expect("pool NEAR=3", run("pool", table_path, "matmul", grid_path, "3"),
+           winners + [fmt(p(32, 64)), fmt(p(64, 64, splitk=2))])
+    pool_path = os.path.join(tmp, "pool.txt")
+    open(pool_path, "w").write("\n".join(run("pool", table_path, "matmul", grid_path, "3")) + "\n")
+    expect("missing at 256x256x256", run("missing", table_path, "matmul", "256x256x256", pool_path),
+           [fmt(p(64, 64)), fmt(p(32, 64)), fmt(p(64, 64, splitk=2))])
+    expect("missing at 64x64x64", run("missing", table_path, "matmul", "64x64x64", pool_path),
+           [fmt(p(128, 128))])
+    expect("missing at an unmeasured shape",
+           run("missing", table_path, "matmul", "512x512x512", pool_path),
+           run("pool", table_path, "matmul", grid_path, "3"))
+
+if failures:
+    sys.exit("grid_tool_test: " + "; ".join(failures))
+print("grid_tool_test: ok")
