@@ -208,7 +208,7 @@ Model::Asked Model::Ask(const Shape& shape) const {
   return {shape, FitsAt(shape), Neighbours(shape)};
 }
 
-std::vector<double> Model::Scores(const Asked& asked) const {
+std::vector<double> Model::Scores(const Asked& asked, bool clipped) const {
   const Portfolio& p = portfolio_;
   const std::vector<LaunchFit>& asked_fit = asked.fits;
   const std::vector<std::pair<double, size_t>>& near = asked.near;
@@ -230,7 +230,7 @@ std::vector<double> Model::Scores(const Asked& asked) const {
       const double t = p.Time(s, m);
       double v = t > 0 ? std::log(t / p.best_us[s]) : std::log(options_.unmeasured_slowdown);
       v += FitCorrection(fit_at_[s][m], asked_fit[m]) - median_correction[i];
-      sum += w * std::max(v, 0.0);
+      sum += w * (clipped ? std::max(v, 0.0) : v);
       weights += w;
     }
     scores[m] = sum / weights;
@@ -254,12 +254,12 @@ double Model::CostError(size_t member, const std::vector<std::pair<double, size_
   return weights > 0 ? sum / weights : 0;
 }
 
-bool Model::CostApplies(const Shape& shape) const {
-  return Predictable(portfolio_, shape) && Work(shape) >= least_work_;
+bool Model::CostApplies(const Asked& asked) const {
+  return Predictable(portfolio_, asked.shape) && Work(asked.shape) >= least_work_;
 }
 
 std::vector<double> Model::CostScores(const Asked& asked) const {
-  if (!CostApplies(asked.shape)) return {};
+  if (!CostApplies(asked)) return {};
   const std::vector<LaunchFit>& asked_fit = asked.fits;
   // A member without a cost model (measured at too few shapes) is not compared by it.
   std::vector<double> scores(portfolio_.members.size(), std::numeric_limits<double>::infinity());
@@ -274,17 +274,23 @@ std::vector<double> Model::CostScores(const Asked& asked) const {
   return scores;
 }
 
-std::vector<double> Model::Ranking(const Asked& asked) const {
-  std::vector<double> by_cost = CostScores(asked);
-  return by_cost.empty() ? Scores(asked) : by_cost;
+std::vector<std::pair<double, double>> Model::Ranking(const Asked& asked) const {
+  const std::vector<double> by_cost = CostScores(asked);
+  std::vector<std::pair<double, double>> out;
+  if (!by_cost.empty()) {
+    for (double c : by_cost) out.push_back({c, 0.0});
+    return out;
+  }
+  const std::vector<double> clipped = Scores(asked), unclipped = Scores(asked, false);
+  for (size_t m = 0; m < clipped.size(); ++m) out.push_back({clipped[m], unclipped[m]});
+  return out;
 }
 
 std::optional<Prediction> Model::Predict(const Shape& shape) const {
   if (!Predictable(portfolio_, shape)) return std::nullopt;
   const Asked a = Ask(shape);
   const std::vector<double> slowdowns = Scores(a);
-  const std::vector<double> by_cost = CostScores(a);
-  const std::vector<double>& ranking = by_cost.empty() ? slowdowns : by_cost;
+  const std::vector<std::pair<double, double>> ranking = Ranking(a);
   if (ranking.empty()) return std::nullopt;
   const size_t m = static_cast<size_t>(std::min_element(ranking.begin(), ranking.end()) -
                                        ranking.begin());
@@ -310,7 +316,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   if (near.empty()) return out;
   out.measured_shape = p.shapes[near.front().second];
   out.measured_us = p.Time(near.front().second, m);
-  if (!cost_[m].empty() && CostApplies(shape)) {
+  if (!cost_[m].empty() && CostApplies(a)) {
     out.predicted_time_us = std::max(CostTime(m, at_asked), kLeastTimeUs) *
                             std::exp(CostError(m, a.near));
     return out;
@@ -329,8 +335,8 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
 }
 
 std::vector<Params> Model::Ranked(const Shape& shape) const {
-  const std::vector<double> scores =
-      Predictable(portfolio_, shape) ? Ranking(Ask(shape)) : std::vector<double>{};
+  const std::vector<std::pair<double, double>> scores =
+      Predictable(portfolio_, shape) ? Ranking(Ask(shape)) : std::vector<std::pair<double, double>>{};
   std::vector<size_t> order(portfolio_.members.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (!scores.empty()) {

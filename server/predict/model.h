@@ -128,13 +128,16 @@ class Model {
     std::vector<std::pair<double, size_t>> near;
   };
   Asked Ask(const Shape& shape) const;
-  // Predicted log slowdown of every member from the neighbours' slowdowns.
-  std::vector<double> Scores(const Asked& asked) const;
+  // Predicted log slowdown of every member from the neighbours' slowdowns. Clipped, each
+  // neighbour's estimate is at least 0 (no member is faster than a shape's winner): what the
+  // expected slowdown reports. Unclipped it still orders members that all clip to 0.
+  std::vector<double> Scores(const Asked& asked, bool clipped = true) const;
   // Predicted log time of every member from its cost model (empty where the cost model does not
   // apply).
   std::vector<double> CostScores(const Asked& asked) const;
-  // What the pick is chosen by: CostScores where they apply, else Scores.
-  std::vector<double> Ranking(const Asked& asked) const;
+  // What the pick is chosen by, least first: CostScores where they apply, else Scores with
+  // ties (members whose every estimate clipped to 0) ordered by the unclipped Scores.
+  std::vector<std::pair<double, double>> Ranking(const Asked& asked) const;
   // The tuned shapes nearest `shape`, nearest first, with their distances.
   std::vector<std::pair<double, size_t>> Neighbours(const Shape& shape) const;
   std::vector<double> Features(const Shape& shape) const;
@@ -146,7 +149,7 @@ class Model {
   // (where it was measured; 0 at none).
   double CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const;
   // Whether the cost model may answer `shape`: no less work than the least tuned shape's.
-  bool CostApplies(const Shape& shape) const;
+  bool CostApplies(const Asked& asked) const;
 
   // Precomputed at training: each tuned shape's features, each member's fit there and its cost
   // model. `tuned` gives each member's ptxas report (that of a tuned shape it won).

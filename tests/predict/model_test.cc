@@ -151,6 +151,38 @@ TEST(ModelTest, TheFitHookCorrectsForTilesThatDoNotFit) {
   EXPECT_EQ(pick->params, a);
 }
 
+TEST(ModelTest, MembersWhoseEstimatesAllClipToNoSlowdownAreOrderedByThem) {
+  // At the shapes near 40x40 B wins and A is 1.5x slower; the fit says both fit 40x40 e^2 times
+  // better than the median member does, so every neighbour's estimate of both clips to 0 (no
+  // slowdown). The tie goes to B, the one the neighbours measured faster, not to the member
+  // that comes first.
+  const Params a = {{"tile", 8}}, b = {{"tile", 16}}, c = {{"tile", 32}}, d = {{"tile", 64}};
+  std::vector<TunedShape> tuned;
+  std::vector<Observation> seen;
+  auto add = [&](int64_t n, const Params& winner, double ta, double tb, double tc, double td) {
+    tuned.push_back({{n, n}, winner, std::min({ta, tb, tc, td})});
+    seen.push_back({{n, n}, a, ta});
+    seen.push_back({{n, n}, b, tb});
+    seen.push_back({{n, n}, c, tc});
+    seen.push_back({{n, n}, d, td});
+  };
+  for (int64_t n : {100, 150, 200, 300, 400, 500}) add(n, b, 150, 100, 200, 300);
+  add(5000, a, 100, 150, 200, 300);
+  add(8000, c, 300, 200, 100, 150);
+  add(10000, d, 300, 200, 150, 100);
+  auto fit = [&](const Params& p, const Shape& s, const ResourceUsage&) {
+    const bool small_tile = p == a || p == b;
+    return LaunchFit{small_tile && s[0] > 50 ? std::exp(-2.0) : 1.0, {}};
+  };
+  const Model model = Model::Train(tuned, seen, fit);
+  ASSERT_EQ(model.portfolio().members.size(), 4u);
+  auto pick = model.Predict({40, 40});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, b);
+  EXPECT_EQ(model.Ranked({40, 40}).front(), b);
+  EXPECT_DOUBLE_EQ(pick->raw_slowdown, 1.0) << "the estimate reported stays clipped";
+}
+
 TEST(ModelTest, PredictedTimesKeepTheLaunchLatency) {
   // Each launch costs 4 us before any work (kernel launch and the tail of one wave), as on the
   // H200 grid, where transpose 64x64 takes 3.8 us and 1x1 was once predicted at 0.00004 us.
