@@ -83,7 +83,18 @@ absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::string& path, cons
   return opened;
 }
 
-int Run(const std::string& table, const std::string& measured, const std::string& unseen) {
+int Run(const std::string& table, const std::string& measured, const std::string& unseen,
+        const std::string& csv_path) {
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    if (!csv) {
+      std::fprintf(stderr, "cannot write %s\n", csv_path.c_str());
+      return 1;
+    }
+    csv << "family,shape,model_ratio,nearest_ratio,best_member_ratio,predicted_slowdown,"
+           "actual_slowdown,time_ratio\n";
+  }
   auto grid = Load(table, "/tmp/cutune-predict-bench-grid.db");
   if (!grid.ok()) {
     std::fprintf(stderr, "%s: %s\n", table.c_str(), std::string(grid.status().message()).c_str());
@@ -124,6 +135,12 @@ int Run(const std::string& table, const std::string& measured, const std::string
     std::printf("\n");
     std::printf("  held out, the best member of the portfolio built without it: %s\n",
                 Summary(e.oracle_ratio).c_str());
+    for (size_t i = 0; csv.is_open() && i < e.shapes.size(); ++i) {
+      csv << key.family << ',' << FormatShape(e.shapes[i]) << ',' << e.model_ratio[i] << ','
+          << e.nearest_ratio[i] << ',' << e.oracle_ratio[i] << ','
+          << e.predicted_slowdown[i] * model->calibration() << ',' << e.actual_slowdown[i] << ','
+          << e.time_ratio[i] << '\n';
+    }
     std::vector<std::pair<double, size_t>> worst;
     for (size_t i = 0; i < e.shapes.size(); ++i) worst.push_back({e.model_ratio[i], i});
     std::sort(worst.begin(), worst.end());
@@ -226,6 +243,10 @@ int main(int argc, char** argv) {
   app.add_option("--measured", measured,
                  "A table with rows that measured the unseen shapes (without: answers only)");
   app.add_option("--unseen", unseen, "FAMILY SHAPE per line (tables/grid/unseen.txt)");
+  std::string csv;
+  app.add_option("--csv", csv,
+                 "Also write every held-out shape's figures here (CSV, one row per shape: the "
+                 "model's ratio, the nearest rule's, the best member's, the slowdowns)");
   CLI11_PARSE(app, argc, argv);
-  return cutune::Run(table, measured, unseen);
+  return cutune::Run(table, measured, unseen, csv);
 }
