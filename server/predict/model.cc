@@ -267,8 +267,9 @@ std::vector<double> Model::CostScores(const Asked& asked) const {
   for (size_t m = 0; m < scores.size(); ++m) {
     if (cost_[m].empty() || !(CostTime(m, asked_fit[m]) > 0)) continue;
     any = true;
+    const double error = CostError(m, asked.near);
     scores[m] = std::log(std::max(CostTime(m, asked_fit[m]), kLeastTimeUs)) +
-                options_.residual_weight * CostError(m, asked.near);
+                (error > 0 ? options_.underestimate_weight : options_.residual_weight) * error;
   }
   if (!any) return {};
   return scores;
