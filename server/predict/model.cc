@@ -107,7 +107,8 @@ double Model::CostTime(size_t member, const LaunchFit& fit) const {
 
 void Model::Precompute(const std::vector<TunedShape>& tuned) {
   const Portfolio& p = portfolio_;
-  // Every member is some tuned shape's winner: its report is that winner's.
+  // A member's report is that of a tuned shape it won. A near-winner that won no shape has none
+  // (zeros: its occupancy is not known to its cost terms).
   member_resources_.assign(p.members.size(), ResourceUsage{});
   for (size_t m = 0; m < p.members.size(); ++m) {
     for (const TunedShape& t : tuned) {
@@ -254,12 +255,12 @@ double Model::CostError(size_t member, const std::vector<std::pair<double, size_
   return weights > 0 ? sum / weights : 0;
 }
 
-bool Model::CostApplies(const Asked& asked) const {
-  return Predictable(portfolio_, asked.shape) && Work(asked.shape) >= least_work_;
+bool Model::CostApplies(const Shape& shape) const {
+  return Predictable(portfolio_, shape) && Work(shape) >= least_work_;
 }
 
 std::vector<double> Model::CostScores(const Asked& asked) const {
-  if (!CostApplies(asked)) return {};
+  if (!CostApplies(asked.shape)) return {};
   const std::vector<LaunchFit>& asked_fit = asked.fits;
   // A member without a cost model (measured at too few shapes) is not compared by it.
   std::vector<double> scores(portfolio_.members.size(), std::numeric_limits<double>::infinity());
@@ -317,7 +318,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   if (near.empty()) return out;
   out.measured_shape = p.shapes[near.front().second];
   out.measured_us = p.Time(near.front().second, m);
-  if (!cost_[m].empty() && CostApplies(a)) {
+  if (!cost_[m].empty() && CostApplies(shape)) {
     out.predicted_time_us = std::max(CostTime(m, at_asked), kLeastTimeUs) *
                             std::exp(CostError(m, a.near));
     return out;

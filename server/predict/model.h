@@ -153,7 +153,7 @@ class Model {
   // (where it was measured; 0 at none).
   double CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const;
   // Whether the cost model may answer `shape`: no less work than the least tuned shape's.
-  bool CostApplies(const Asked& asked) const;
+  bool CostApplies(const Shape& shape) const;
 
   // Precomputed at training: each tuned shape's features, each member's fit there and its cost
   // model. `tuned` gives each member's ptxas report (that of a tuned shape it won).
