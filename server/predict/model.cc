@@ -105,19 +105,10 @@ double Model::CostTime(size_t member, const LaunchFit& fit) const {
   return t;
 }
 
-void Model::Precompute(const std::vector<TunedShape>& tuned) {
+void Model::Precompute(const std::vector<TunedShape>& tuned,
+                       const std::vector<Observation>& observations) {
   const Portfolio& p = portfolio_;
-  // A member's report is that of a tuned shape it won. A near-winner that won no shape has none
-  // (zeros: its occupancy is not known to its cost terms).
-  member_resources_.assign(p.members.size(), ResourceUsage{});
-  for (size_t m = 0; m < p.members.size(); ++m) {
-    for (const TunedShape& t : tuned) {
-      if (t.winner == p.members[m] && t.resources.registers > 0) {
-        member_resources_[m] = t.resources;
-        break;
-      }
-    }
-  }
+  member_resources_ = MemberResources(p.members, tuned, observations);
   shape_features_.clear();
   fit_at_.clear();
   least_work_ = 0;
@@ -363,7 +354,7 @@ Evaluation Model::LeaveOneShapeOut(const std::vector<TunedShape>& tuned,
     model.portfolio_ = SelectPortfolio(m, include, kMaxMembers, &members);
     model.fit_ = fit;
     model.options_ = options;
-    model.Precompute(tuned);
+    model.Precompute(tuned, observations);
     include[q] = true;
     const std::optional<Prediction> pick = model.Predict(m.shapes[q]);
     if (!pick) continue;
@@ -401,7 +392,7 @@ Model Model::Train(const std::vector<TunedShape>& tuned,
   model.portfolio_ = BuildPortfolio(tuned, observations);
   model.fit_ = std::move(fit);
   model.options_ = options;
-  model.Precompute(tuned);
+  model.Precompute(tuned, observations);
   model.evaluation_ = LeaveOneShapeOut(tuned, observations, model.fit_, options);
   const Evaluation& e = model.evaluation_;
   if (!e.shapes.empty()) {

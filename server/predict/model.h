@@ -156,8 +156,9 @@ class Model {
   bool CostApplies(const Shape& shape) const;
 
   // Precomputed at training: each tuned shape's features, each member's fit there and its cost
-  // model. `tuned` gives each member's ptxas report (that of a tuned shape it won).
-  void Precompute(const std::vector<TunedShape>& tuned);
+  // model. `tuned` and `observations` give each member's ptxas report (MemberResources).
+  void Precompute(const std::vector<TunedShape>& tuned,
+                  const std::vector<Observation>& observations);
   // A member's launch latency: its time at no work, from its two measured shapes of least work.
   // Predicted times scale only what lies above it.
   double LatencyFloor(size_t member) const;
@@ -167,7 +168,7 @@ class Model {
   std::vector<std::vector<LaunchFit>> fit_at_;  // [shape][member]
   // Per member, the launch's latency (LatencyFloor).
   std::vector<double> floor_us_;
-  // Per member: its winner's ptxas report, and its cost model's coefficients (a latency, then
+  // Per member: its ptxas report (MemberResources), and its cost model's coefficients (a latency, then
   // one per cost term; empty without one).
   std::vector<ResourceUsage> member_resources_;
   std::vector<std::vector<double>> cost_;

@@ -33,6 +33,29 @@ double Portfolio::Coverage() const {
   return cells == 0 ? 0 : static_cast<double>(measured) / static_cast<double>(cells);
 }
 
+std::vector<ResourceUsage> MemberResources(const std::vector<Params>& members,
+                                           const std::vector<TunedShape>& tuned,
+                                           const std::vector<Observation>& observations) {
+  std::vector<ResourceUsage> out(members.size());
+  for (size_t m = 0; m < members.size(); ++m) {
+    const auto won = std::find_if(tuned.begin(), tuned.end(), [&](const TunedShape& t) {
+      return t.winner == members[m] && t.resources.registers > 0;
+    });
+    if (won != tuned.end()) {
+      out[m] = won->resources;
+      continue;
+    }
+    const Observation* seen = nullptr;  // the least shape's, whatever the order given
+    for (const Observation& o : observations) {
+      if (o.params == members[m] && o.resources.registers > 0 && (!seen || o.shape < seen->shape)) {
+        seen = &o;
+      }
+    }
+    if (seen) out[m] = seen->resources;
+  }
+  return out;
+}
+
 CandidateMatrix MakeCandidateMatrix(const std::vector<TunedShape>& tuned,
                                     const std::vector<Observation>& observations) {
   CandidateMatrix m;

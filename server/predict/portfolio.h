@@ -33,6 +33,8 @@ struct Observation {
   Shape shape;
   Params params;
   double time_us = 0;
+  // What ptxas reported for it (a row's; zeros: not known, as for an imported matrix cell).
+  ResourceUsage resources = {};
 };
 
 struct Portfolio {
@@ -91,6 +93,14 @@ bool IsNearWinner(const CandidateMatrix& m, size_t shape, size_t candidate);
 Portfolio SelectPortfolio(const CandidateMatrix& matrix, const std::vector<bool>& include,
                           size_t max_members = kMaxMembers,
                           std::vector<size_t>* chosen_candidates = nullptr);
+
+// Each member's ptxas report, which its cost terms need for its occupancy: that of a tuned shape
+// it won (the first in `tuned`), else that of an observation of it (a near-winner a sweep here
+// measured; at the least shape, in whatever order they come); zeros where there is neither (a
+// member known only from imported matrix cells).
+std::vector<ResourceUsage> MemberResources(const std::vector<Params>& members,
+                                           const std::vector<TunedShape>& tuned,
+                                           const std::vector<Observation>& observations);
 
 // The distinct winners of `tuned`, nearest shape first (ShapeDistance, then CanonicalBefore),
 // at most `max`: the starting set of a quick sweep where no portfolio exists yet.

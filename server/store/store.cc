@@ -232,15 +232,18 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
         {w.shape, w.measurement.params, w.measurement.timing.median_us, w.measurement.resources});
   }
-  // Observations: ok rows of finished sweeps and imported matrix cells.
+  // Observations: ok rows of finished sweeps, with their ptxas reports (a near-winner member's
+  // occupancy), and imported matrix cells (no report).
   std::map<ModelKey, std::vector<predict::Observation>> observed;
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       writer_,
-      "SELECT m.name, k.family, s.dtype, s.shape, r.params, r.median_us FROM rows r "
+      "SELECT m.name, k.family, s.dtype, s.shape, r.params, r.median_us, r.registers, "
+      "r.static_shared_bytes, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes, "
+      "r.constant_bytes FROM rows r "
       "JOIN sweeps s ON r.sweep_id = s.id JOIN kernels k ON s.kernel_id = k.id "
       "JOIN device_models m ON s.device_model_id = m.id "
       "WHERE r.outcome = 'ok' AND r.median_us > 0 AND s.status != 'running' "
-      "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us "
+      "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us, 0, 0, 0, 0, 0, 0 "
       "FROM matrix_cells c JOIN device_models m ON c.device_model_id = m.id");
   if (!stmt.ok()) return stmt.status();
   while (true) {
@@ -253,7 +256,10 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     if (!dtype.ok() || !shape.ok() || !params.ok()) continue;  // not a tuned shape's member
     ModelKey key{stmt->Text(0), stmt->Text(1), *dtype};
     if (!tuned.count(key)) continue;
-    observed[key].push_back({*std::move(shape), *std::move(params), stmt->Double(5)});
+    const ResourceUsage resources{static_cast<int>(stmt->Int(6)), static_cast<int>(stmt->Int(7)),
+                                  static_cast<int>(stmt->Int(8)), static_cast<int>(stmt->Int(9)),
+                                  static_cast<int>(stmt->Int(10)), static_cast<int>(stmt->Int(11))};
+    observed[key].push_back({*std::move(shape), *std::move(params), stmt->Double(5), resources});
   }
   ModelMap out;
   for (auto& [key, shapes] : tuned) {

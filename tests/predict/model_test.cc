@@ -2,7 +2,10 @@
 // shapes and one on large ones, and a third that is never best.
 #include "server/predict/model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "server/predict/portfolio.h"
@@ -84,6 +87,47 @@ TEST(PortfolioTest, ANearWinnerMeasuredAtMostShapesIsACandidate) {
   std::vector<size_t> chosen;
   SelectPortfolio(m2, include, kMaxMembers, &chosen);
   for (size_t c : chosen) EXPECT_NE(m2.candidates[c], kAllRound) << "near-wins only the left-out shape";
+}
+
+// A member's ptxas report (its cost terms' occupancy): its winner's; a near-winner's from a row
+// of it, the least shape's whatever the order; none for a member seen only in imported cells.
+TEST(PortfolioTest, MembersTakeTheirWinnersReportElseARowsOfThem) {
+  const Params kAllRound = {{"tile", 32}};
+  Grid g = MakeGrid();
+  for (TunedShape& t : g.tuned) t.resources.registers = t.winner == kSmall ? 40 : 0;
+  g.observations.push_back({{8192, 8192}, kAllRound, 1.0, {.registers = 90}});
+  g.observations.push_back({{64, 64}, kAllRound, 1.0, {.registers = 80}});
+  g.observations.push_back({{128, 128}, kAllRound, 1.0});
+  const std::vector<ResourceUsage> r =
+      MemberResources({kSmall, kAllRound, kLarge, kNever}, g.tuned, g.observations);
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].registers, 40);
+  EXPECT_EQ(r[1].registers, 80) << "the least shape's row";
+  EXPECT_EQ(r[2].registers, 0) << "won shapes without a report, measured without one";
+  EXPECT_EQ(r[3].registers, 0);
+  std::reverse(g.observations.begin(), g.observations.end());
+  EXPECT_EQ(MemberResources({kAllRound}, g.tuned, g.observations)[0].registers, 80);
+}
+
+// The model's fits see a near-winner member's report (from its rows): before, only winners had
+// one, and a near-winner's cost terms priced it at no known occupancy.
+TEST(ModelTest, ANearWinnerMembersFitSeesItsRowsReport) {
+  const Params kAllRound = {{"tile", 32}};
+  Grid g = MakeGrid();
+  for (const TunedShape& t : g.tuned) {
+    g.observations.push_back({t.shape, kAllRound, t.winner_us * 1.04, {.registers = 72}});
+  }
+  auto seen = std::make_shared<std::vector<int>>();
+  FitFn fit = [seen, kAllRound](const Params& p, const Shape&, const ResourceUsage& r) {
+    if (p == kAllRound) seen->push_back(r.registers);
+    return LaunchFit{};
+  };
+  const Model model = Model::Train(g.tuned, g.observations, fit);
+  ASSERT_NE(std::find(model.portfolio().members.begin(), model.portfolio().members.end(),
+                      kAllRound),
+            model.portfolio().members.end());
+  ASSERT_FALSE(seen->empty());
+  for (int registers : *seen) EXPECT_EQ(registers, 72);
 }
 
 TEST(PortfolioTest, UnmeasuredCellsAreZeroAndNearestWinnersComeFirst) {

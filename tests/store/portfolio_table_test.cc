@@ -1,6 +1,8 @@
 // The store trains a prediction model per device model and family from its sweeps, answers
 // untuned shapes with PREDICTED, and carries the portfolio matrix through a table without rows.
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -75,6 +77,39 @@ TEST(PortfolioTableTest, SweepsTrainTheModelAndTablesCarryItsMatrix) {
   absl::StatusOr<std::string> again = ExportTable(**server, {});
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *table);
+}
+
+// The model the store trains sees each member's ptxas report, a near-winner's too (from its
+// rows: it won no shape, so no winner carries one).
+TEST(PortfolioTableTest, ANearWinnerMembersReportComesFromItsRows) {
+  TempDir dir;
+  auto seen = std::make_shared<std::vector<int>>();
+  StoreOptions options;
+  options.fit = [seen](std::string_view, const DeviceModel&) -> predict::FitFn {
+    return [seen](const Params& p, const Shape&, const ResourceUsage& r) {
+      if (p.at("tile") == 32) seen->push_back(r.registers);
+      return predict::LaunchFit{};
+    };
+  };
+  auto store = Store::Open(dir.File("near.db"), options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    const bool small = n < 2048;
+    Measurement near = Ok({{"pad", 1}, {"tile", 32}}, work * 1.04);
+    near.resources.registers = 57;
+    RunSweep(**store, H200(), "transpose", {n, n}, Prov(),
+             {Ok({{"pad", 1}, {"tile", 16}}, work * (small ? 1.0 : 1.4)),
+              Ok({{"pad", 1}, {"tile", 64}}, work * (small ? 1.4 : 1.0)), near});
+  }
+  auto model = (*store)->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_NE(model, nullptr);
+  const auto& members = model->portfolio().members;
+  ASSERT_NE(std::find_if(members.begin(), members.end(),
+                         [](const Params& p) { return p.at("tile") == 32; }),
+            members.end());
+  ASSERT_FALSE(seen->empty());
+  for (int registers : *seen) EXPECT_EQ(registers, 57);
 }
 
 TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
