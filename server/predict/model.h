@@ -113,6 +113,8 @@ class Model {
   }
 
   const Portfolio& portfolio() const { return portfolio_; }
+  // Each member's ptxas report, in member order (MemberResources; zeros: not known).
+  const std::vector<ResourceUsage>& member_resources() const { return member_resources_; }
   double calibration() const { return calibration_; }
   const Evaluation& evaluation() const { return evaluation_; }
 

@@ -60,8 +60,6 @@ Json ParamsJson(const Params& params) {
   return out;
 }
 
-namespace {
-
 Json ResourcesJson(const ResourceUsage& r) {
   return Json{{"registers", r.registers},
               {"static_shared_bytes", r.static_shared_bytes},
@@ -70,8 +68,6 @@ Json ResourcesJson(const ResourceUsage& r) {
               {"spill_load_bytes", r.spill_load_bytes},
               {"constant_bytes", r.constant_bytes}};
 }
-
-}  // namespace
 
 void PutMeasurement(const Measurement& m, Json& out) {
   out["params"] = ParamsJson(m.params);
@@ -180,6 +176,28 @@ absl::StatusOr<Reference> GetReference(const Json& obj, const std::string& path)
   return Reference{*name, *us};
 }
 
+absl::StatusOr<ResourceUsage> GetResources(const Json& r, const std::string& path) {
+  if (absl::Status s = CheckObject(r, path,
+                                   {"registers", "static_shared_bytes", "stack_bytes",
+                                    "spill_store_bytes", "spill_load_bytes", "constant_bytes"});
+      !s.ok()) {
+    return s;
+  }
+  ResourceUsage out;
+  std::pair<const char*, int*> ints[] = {{"registers", &out.registers},
+                                         {"static_shared_bytes", &out.static_shared_bytes},
+                                         {"stack_bytes", &out.stack_bytes},
+                                         {"spill_store_bytes", &out.spill_store_bytes},
+                                         {"spill_load_bytes", &out.spill_load_bytes},
+                                         {"constant_bytes", &out.constant_bytes}};
+  for (auto& [key, field] : ints) {
+    absl::StatusOr<int64_t> v = GetInt(r, path, key, 0, kIntMax);
+    if (!v.ok()) return v.status();
+    *field = static_cast<int>(*v);
+  }
+  return out;
+}
+
 absl::StatusOr<Measurement> GetMeasurement(const Json& obj, const std::string& path,
                                            bool has_outcome) {
   Measurement m;
@@ -197,25 +215,9 @@ absl::StatusOr<Measurement> GetMeasurement(const Json& obj, const std::string& p
   if (!detail.ok()) return detail.status();
   m.detail = *std::move(detail);
 
-  std::string rp = path + "/resources";
-  const Json& r = obj.at("resources");
-  if (absl::Status s = CheckObject(r, rp,
-                                   {"registers", "static_shared_bytes", "stack_bytes",
-                                    "spill_store_bytes", "spill_load_bytes", "constant_bytes"});
-      !s.ok()) {
-    return s;
-  }
-  std::pair<const char*, int*> ints[] = {{"registers", &m.resources.registers},
-                                         {"static_shared_bytes", &m.resources.static_shared_bytes},
-                                         {"stack_bytes", &m.resources.stack_bytes},
-                                         {"spill_store_bytes", &m.resources.spill_store_bytes},
-                                         {"spill_load_bytes", &m.resources.spill_load_bytes},
-                                         {"constant_bytes", &m.resources.constant_bytes}};
-  for (auto& [key, field] : ints) {
-    absl::StatusOr<int64_t> v = GetInt(r, rp, key, 0, kIntMax);
-    if (!v.ok()) return v.status();
-    *field = static_cast<int>(*v);
-  }
+  absl::StatusOr<ResourceUsage> resources = GetResources(obj.at("resources"), path + "/resources");
+  if (!resources.ok()) return resources.status();
+  m.resources = *resources;
   bool ok = m.outcome == Outcome::kOk;
   absl::StatusOr<int64_t> samples = GetInt(obj, path, "samples", ok ? 1 : 0, kIntMax);
   if (!samples.ok()) return samples.status();

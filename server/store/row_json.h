@@ -33,6 +33,9 @@ extern const std::initializer_list<std::string_view> kMeasurementFields;
 
 Json ParamsJson(const Params& params);
 Json ReferenceJson(const Reference& r);
+// A ptxas report: registers, static_shared_bytes, stack_bytes, spill_store_bytes,
+// spill_load_bytes, constant_bytes.
+Json ResourcesJson(const ResourceUsage& r);
 // Writes kMeasurementFields of `m` into `out`.
 void PutMeasurement(const Measurement& m, Json& out);
 // Writes source_hash, space_version, driver_version, nvrtc_version.
@@ -44,6 +47,8 @@ absl::StatusOr<int64_t> GetTime(const Json& obj, const std::string& path, const 
 absl::StatusOr<Shape> GetShape(const Json& obj, const std::string& path);
 absl::StatusOr<Provenance> GetProvenance(const Json& obj, const std::string& path);
 absl::StatusOr<Reference> GetReference(const Json& obj, const std::string& path);
+// `r` (at `path`) as what ResourcesJson writes: every field, each an integer >= 0.
+absl::StatusOr<ResourceUsage> GetResources(const Json& r, const std::string& path);
 // Reads the fields PutMeasurement writes (plus "outcome" for rows).
 absl::StatusOr<Measurement> GetMeasurement(const Json& obj, const std::string& path,
                                            bool has_outcome);

@@ -153,8 +153,19 @@ CREATE TABLE profiles (
 );
 )sql";
 
+// Version 6: a matrix cell's ptxas report, its member's from a version-4 table (zeros: not known),
+// so that a portfolio member that won no tuned shape keeps its occupancy on a table server.
+constexpr std::string_view kV5ToV6 = R"sql(
+ALTER TABLE matrix_cells ADD COLUMN registers INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE matrix_cells ADD COLUMN static_shared_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE matrix_cells ADD COLUMN stack_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE matrix_cells ADD COLUMN spill_store_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE matrix_cells ADD COLUMN spill_load_bytes INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE matrix_cells ADD COLUMN constant_bytes INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5};
+constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5, kV5ToV6};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace

@@ -232,8 +232,8 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
         {w.shape, w.measurement.params, w.measurement.timing.median_us, w.measurement.resources});
   }
-  // Observations: ok rows of finished sweeps, with their ptxas reports (a near-winner member's
-  // occupancy), and imported matrix cells (no report).
+  // Observations: ok rows of finished sweeps and imported matrix cells, with their ptxas reports
+  // (a near-winner member's occupancy; a cell has its member's where its table carried one).
   std::map<ModelKey, std::vector<predict::Observation>> observed;
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       writer_,
@@ -243,8 +243,9 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
       "JOIN sweeps s ON r.sweep_id = s.id JOIN kernels k ON s.kernel_id = k.id "
       "JOIN device_models m ON s.device_model_id = m.id "
       "WHERE r.outcome = 'ok' AND r.median_us > 0 AND s.status != 'running' "
-      "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us, 0, 0, 0, 0, 0, 0 "
-      "FROM matrix_cells c JOIN device_models m ON c.device_model_id = m.id");
+      "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us, c.registers, "
+      "c.static_shared_bytes, c.stack_bytes, c.spill_store_bytes, c.spill_load_bytes, "
+      "c.constant_bytes FROM matrix_cells c JOIN device_models m ON c.device_model_id = m.id");
   if (!stmt.ok()) return stmt.status();
   while (true) {
     absl::StatusOr<bool> row = stmt->Step();

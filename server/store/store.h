@@ -158,6 +158,8 @@ struct MatrixCell {
   Shape shape;
   Params params;
   double time_us = 0;
+  // The member's ptxas report where the table carries one (version 4), zeros otherwise.
+  ResourceUsage resources = {};
 };
 
 struct ImportBatch {

@@ -175,16 +175,33 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
     if (!model_id.ok()) return model_id.status();
     absl::StatusOr<Stmt> ins = Stmt::Prepare(
         writer_,
-        "INSERT INTO matrix_cells (device_model_id, family, dtype, shape, params, time_us) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO UPDATE SET "
-        "time_us = min(time_us, excluded.time_us)");
+        "INSERT INTO matrix_cells (device_model_id, family, dtype, shape, params, time_us, "
+        "registers, static_shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes, "
+        "constant_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "ON CONFLICT DO UPDATE SET time_us = min(time_us, excluded.time_us), "
+        // A known report replaces an unknown one (or an older one): one report per import.
+        "registers = iif(excluded.registers > 0, excluded.registers, registers), "
+        "static_shared_bytes = iif(excluded.registers > 0, excluded.static_shared_bytes, "
+        "static_shared_bytes), "
+        "stack_bytes = iif(excluded.registers > 0, excluded.stack_bytes, stack_bytes), "
+        "spill_store_bytes = iif(excluded.registers > 0, excluded.spill_store_bytes, "
+        "spill_store_bytes), "
+        "spill_load_bytes = iif(excluded.registers > 0, excluded.spill_load_bytes, "
+        "spill_load_bytes), "
+        "constant_bytes = iif(excluded.registers > 0, excluded.constant_bytes, constant_bytes)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, *model_id)
         .Bind(2, cell.family)
         .Bind(3, DTypeName(cell.dtype))
         .Bind(4, FormatShape(cell.shape))
         .Bind(5, FormatParams(cell.params))
-        .Bind(6, cell.time_us);
+        .Bind(6, cell.time_us)
+        .Bind(7, cell.resources.registers)
+        .Bind(8, cell.resources.static_shared_bytes)
+        .Bind(9, cell.resources.stack_bytes)
+        .Bind(10, cell.resources.spill_store_bytes)
+        .Bind(11, cell.resources.spill_load_bytes)
+        .Bind(12, cell.resources.constant_bytes);
     if (absl::Status s = ins->Run(); !s.ok()) return s;
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;

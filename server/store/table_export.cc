@@ -19,6 +19,7 @@ using internal::ParamsJson;
 using internal::PutMeasurement;
 using internal::PutProvenance;
 using internal::ReferenceJson;
+using internal::ResourcesJson;
 using internal::Round;
 using internal::SizeText;
 
@@ -150,11 +151,31 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
                               {"best_us", Round(p.best_us[i])},
                               {"times_us", std::move(times)}});
       }
-      portfolios.push_back(Json{{"family", key.family},
-                                {"dtype", std::string(DTypeName(key.dtype))},
-                                {"members", std::move(members)},
-                                {"matrix", std::move(matrix)}});
+      Json portfolio{{"family", key.family},
+                     {"dtype", std::string(DTypeName(key.dtype))},
+                     {"members", std::move(members)},
+                     {"matrix", std::move(matrix)}};
       version = std::max(version, kTableVersionPortfolios);
+      // The members' ptxas reports, where one is known that none of the winners above carries
+      // (a member that won no tuned shape: predict::MemberResources), so that the importer's
+      // model prices every member as this one does.
+      const std::vector<ResourceUsage>& reports = model->member_resources();
+      bool needed = false;
+      for (size_t m = 0; m < p.members.size() && !needed; ++m) {
+        needed = reports[m].registers > 0 &&
+                 std::none_of(winners->begin(), winners->end(), [&](const Winner& w) {
+                   return w.device.name == d.name && w.family == key.family &&
+                          w.dtype == key.dtype && w.measurement.params == p.members[m] &&
+                          w.measurement.resources.registers > 0;
+                 });
+      }
+      if (needed) {
+        Json resources = Json::array();
+        for (const ResourceUsage& r : reports) resources.push_back(ResourcesJson(r));
+        portfolio["resources"] = std::move(resources);
+        version = std::max(version, kTableVersionMemberResources);
+      }
+      portfolios.push_back(std::move(portfolio));
     }
     if (!portfolios.empty()) dev["portfolios"] = std::move(portfolios);
     if (options.include_rows) {

@@ -27,6 +27,7 @@ using internal::GetMeasurement;
 using internal::GetNumber;
 using internal::GetProblemFields;
 using internal::GetReference;
+using internal::GetResources;
 using internal::GetShape;
 using internal::GetString;
 using internal::GetTime;
@@ -101,18 +102,21 @@ absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& pa
   return ties;
 }
 
-// A device's "portfolios" (docs/tables.md): per family and dtype, the members and a matrix row
-// per tuned shape with each member's time (0: not measured). Every member and shape must pass
-// the validator; each measured cell becomes a MatrixCell.
+// A device's "portfolios" (docs/tables.md): per family and dtype, the members, optionally their
+// ptxas reports (version 4), and a matrix row per tuned shape with each member's time (0: not
+// measured). Every member and shape must pass the validator; each measured cell becomes a
+// MatrixCell carrying its member's report.
 absl::Status GetPortfolios(const Json& j, const std::string& path, const std::string& model,
-                           const std::set<std::string>& known_families,
+                           int version, const std::set<std::string>& known_families,
                            const EntryValidator& validator, std::vector<MatrixCell>& cells) {
   if (!j.is_array()) return Bad(path, absl::StrCat("expected an array", Got(j)));
   std::set<std::pair<std::string, std::string>> seen;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string pp = absl::StrCat(path, "/", i);
     const Json& e = j[i];
-    if (absl::Status s = CheckObject(e, pp, {"family", "dtype", "members", "matrix"}); !s.ok()) {
+    if (absl::Status s = CheckObject(e, pp, {"family", "dtype", "members", "matrix"},
+                                     {"resources"});
+        !s.ok()) {
       return s;
     }
     absl::StatusOr<std::string> family = GetString(e, pp, "family", true);
@@ -143,6 +147,24 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
         }
       }
       members.push_back(*std::move(params));
+    }
+    // The members' reports, one per member (all zeros: not known).
+    std::map<Params, ResourceUsage> reports;
+    if (e.contains("resources")) {
+      const std::string rsp = pp + "/resources";
+      if (version < kTableVersionMemberResources) {
+        return Bad(rsp, absl::StrCat("needs table version ", kTableVersionMemberResources));
+      }
+      const Json& rs = e["resources"];
+      if (!rs.is_array() || rs.size() != members.size()) {
+        return Bad(rsp, absl::StrCat("expected an array of ", members.size(),
+                                     " reports, one per member", Got(rs)));
+      }
+      for (size_t m = 0; m < rs.size(); ++m) {
+        absl::StatusOr<ResourceUsage> r = GetResources(rs[m], absl::StrCat(rsp, "/", m));
+        if (!r.ok()) return r.status();
+        if (r->registers > 0) reports[members[m]] = *r;
+      }
     }
     // Two spellings of one member (one written before a parameter was added) are one member:
     // its cell at a shape is the faster of the two.
@@ -182,7 +204,9 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
       }
     }
     for (const auto& [key, t] : fastest) {
-      cells.push_back({model, *family, *dtype, key.first, key.second, t});
+      const auto report = reports.find(key.second);
+      cells.push_back({model, *family, *dtype, key.first, key.second, t,
+                       report == reports.end() ? ResourceUsage{} : report->second});
     }
   }
   return absl::OkStatus();
@@ -313,7 +337,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
                    absl::StrCat("needs table version ", kTableVersionPortfolios));
       }
       if (absl::Status s = GetPortfolios(dev["portfolios"], dp + "/portfolios", model.name,
-                                         known_families, validator, batch.cells);
+                                         *version, known_families, validator, batch.cells);
           !s.ok()) {
         return s;
       }

@@ -25,9 +25,10 @@ inline constexpr std::string_view kTableFormat = "cutune-table";
 // to the one before; export writes the lowest version that holds what it exports, so a table
 // that uses nothing newer still imports into a cutune that reads only older versions.
 inline constexpr int kOldestTableVersion = 1;
-inline constexpr int kTableVersionTies = 2;        // winners may list "ties"
-inline constexpr int kTableVersionPortfolios = 3;  // devices may hold "portfolios"
-inline constexpr int kTableVersion = 3;            // the newest
+inline constexpr int kTableVersionTies = 2;             // winners may list "ties"
+inline constexpr int kTableVersionPortfolios = 3;       // devices may hold "portfolios"
+inline constexpr int kTableVersionMemberResources = 4;  // portfolios may hold "resources"
+inline constexpr int kTableVersion = 4;                 // the newest
 
 // The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
 // message limits of cutuned and its clients).

@@ -79,37 +79,101 @@ TEST(PortfolioTableTest, SweepsTrainTheModelAndTablesCarryItsMatrix) {
   EXPECT_EQ(*again, *table);
 }
 
-// The model the store trains sees each member's ptxas report, a near-winner's too (from its
-// rows: it won no shape, so no winner carries one).
-TEST(PortfolioTableTest, ANearWinnerMembersReportComesFromItsRows) {
-  TempDir dir;
-  auto seen = std::make_shared<std::vector<int>>();
-  StoreOptions options;
-  options.fit = [seen](std::string_view, const DeviceModel&) -> predict::FitFn {
-    return [seen](const Params& p, const Shape&, const ResourceUsage& r) {
-      if (p.at("tile") == 32) seen->push_back(r.registers);
-      return predict::LaunchFit{};
-    };
-  };
-  auto store = Store::Open(dir.File("near.db"), options);
-  ASSERT_TRUE(store.ok()) << store.status();
+// TuneGrid's shapes with a third configuration 4% slower than each shape's winner: a
+// near-winner that wins no shape, whose rows report 57 registers.
+void TuneGridWithANearWinner(Store& store) {
   for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
     const double work = static_cast<double>(n * n) / 1e5;
     const bool small = n < 2048;
     Measurement near = Ok({{"pad", 1}, {"tile", 32}}, work * 1.04);
     near.resources.registers = 57;
-    RunSweep(**store, H200(), "transpose", {n, n}, Prov(),
+    RunSweep(store, H200(), "transpose", {n, n}, Prov(),
              {Ok({{"pad", 1}, {"tile", 16}}, work * (small ? 1.0 : 1.4)),
               Ok({{"pad", 1}, {"tile", 64}}, work * (small ? 1.4 : 1.0)), near});
   }
+}
+
+// A fit whose cost terms depend on the registers (as matmul's occupancy does); `seen` collects
+// the registers it is given for the tile-32 configuration.
+StoreOptions RegisterSensitiveFit(std::shared_ptr<std::vector<int>> seen) {
+  StoreOptions options;
+  options.fit = [seen](std::string_view, const DeviceModel&) -> predict::FitFn {
+    return [seen](const Params& p, const Shape& shape, const ResourceUsage& r) {
+      if (p.at("tile") == 32) seen->push_back(r.registers);
+      const double work = static_cast<double>(shape[0] * shape[1]);
+      return predict::LaunchFit{1.0, {work * (1.0 + r.registers / 64.0)}};
+    };
+  };
+  return options;
+}
+
+bool HasTile32(const predict::Model& model) {
+  const auto& members = model.portfolio().members;
+  return std::any_of(members.begin(), members.end(),
+                     [](const Params& p) { return p.at("tile") == 32; });
+}
+
+// The model the store trains sees each member's ptxas report, a near-winner's too (from its
+// rows: it won no shape, so no winner carries one).
+TEST(PortfolioTableTest, ANearWinnerMembersReportComesFromItsRows) {
+  TempDir dir;
+  auto seen = std::make_shared<std::vector<int>>();
+  auto store = Store::Open(dir.File("near.db"), RegisterSensitiveFit(seen));
+  ASSERT_TRUE(store.ok()) << store.status();
+  TuneGridWithANearWinner(**store);
   auto model = (*store)->PredictionModel(H200().name, "transpose", DType::kF32);
   ASSERT_NE(model, nullptr);
-  const auto& members = model->portfolio().members;
-  ASSERT_NE(std::find_if(members.begin(), members.end(),
-                         [](const Params& p) { return p.at("tile") == 32; }),
-            members.end());
+  ASSERT_TRUE(HasTile32(*model));
   ASSERT_FALSE(seen->empty());
   for (int registers : *seen) EXPECT_EQ(registers, 57);
+}
+
+// ... and a table carries it (version 4), so a table server's model prices that member as the
+// tuning daemon's does and answers alike; a table whose members all won shapes stays version 3
+// (SweepsTrainTheModelAndTablesCarryItsMatrix).
+TEST(PortfolioTableTest, ANearWinnersReportTravelsInVersion4) {
+  TempDir dir;
+  auto seen = std::make_shared<std::vector<int>>();
+  auto tuned = Store::Open(dir.File("tuned.db"), RegisterSensitiveFit(seen));
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  TuneGridWithANearWinner(**tuned);
+  auto model = (*tuned)->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_NE(model, nullptr);
+  ASSERT_TRUE(HasTile32(*model));
+  absl::StatusOr<std::string> table = ExportTable(**tuned, {});
+  ASSERT_TRUE(table.ok()) << table.status();
+  const nlohmann::json j = nlohmann::json::parse(*table);
+  EXPECT_EQ(j["version"], kTableVersionMemberResources);
+  const auto& portfolio = j["devices"][0]["portfolios"][0];
+  ASSERT_EQ(portfolio["resources"].size(), portfolio["members"].size());
+  for (size_t m = 0; m < portfolio["members"].size(); ++m) {
+    EXPECT_EQ(portfolio["resources"][m]["registers"],
+              portfolio["members"][m]["tile"] == 32 ? 57 : 32)
+        << m;
+  }
+
+  seen->clear();
+  auto server = Store::Open(dir.File("server.db"), RegisterSensitiveFit(seen));
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(ImportTable(**server, *table, {}).ok());
+  auto served_model = (*server)->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_NE(served_model, nullptr);
+  EXPECT_EQ(served_model->portfolio().members, model->portfolio().members);
+  ASSERT_FALSE(seen->empty());
+  for (int registers : *seen) EXPECT_EQ(registers, 57) << "imported with its cells";
+  for (Shape shape : {Shape{300, 300}, Shape{3000, 3000}, Shape{20000, 20000}}) {
+    const LookupResult answer = (*tuned)->Lookup(Ask(shape));
+    const LookupResult served = (*server)->Lookup(Ask(shape));
+    EXPECT_EQ(served.rung, answer.rung) << FormatShape(shape);
+    EXPECT_EQ(served.winner.params, answer.winner.params) << FormatShape(shape);
+    // The same within the table's rounding of times.
+    EXPECT_NEAR(served.predicted_time_us, answer.predicted_time_us,
+                1e-5 * answer.predicted_time_us)
+        << FormatShape(shape);
+  }
+  absl::StatusOr<std::string> again = ExportTable(**server, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *table) << "export -> import -> export is byte for byte";
 }
 
 TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
@@ -137,6 +201,26 @@ TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
          "/devices/0/portfolios/0/members");
   refuse([](auto& j) { j["devices"][0]["portfolios"].push_back(j["devices"][0]["portfolios"][0]); },
          "/devices/0/portfolios/1");
+  // Members' reports: version 4, one per member, each a whole report.
+  const nlohmann::json report = {{"registers", 40}, {"static_shared_bytes", 0},
+                                 {"stack_bytes", 0},  {"spill_store_bytes", 0},
+                                 {"spill_load_bytes", 0}, {"constant_bytes", 0}};
+  refuse([&](auto& j) { j["devices"][0]["portfolios"][0]["resources"] = {report, report}; },
+         "/devices/0/portfolios/0/resources: needs table version 4");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionMemberResources;
+        j["devices"][0]["portfolios"][0]["resources"] = {report};
+      },
+      "/devices/0/portfolios/0/resources: expected an array of 2 reports");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionMemberResources;
+        nlohmann::json bad = report;
+        bad["registers"] = -1;
+        j["devices"][0]["portfolios"][0]["resources"] = {report, bad};
+      },
+      "/devices/0/portfolios/0/resources/1/registers");
 }
 
 }  // namespace

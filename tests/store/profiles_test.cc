@@ -101,7 +101,7 @@ TEST(ProfilesMigrationTest, AVersion4StoreGainsTheTableAndKeepsItsRows) {
                                    {Ok({{"tile", 32}}, 2.0)});
     EXPECT_TRUE((*store)->RecordProfile(sweep, {{"tile", 32}}, Sample("2025.3.1.0", 0, 5)).ok());
   }
-  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
   EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM profiles"), 2);
 }
 
