@@ -29,7 +29,7 @@ thin="at=1,bk=16,bm=64,bn=32,db=1,iloop=0,minb=2,pad=4,ptxo=3,stages=0,tm=4,tn=4
     eval "$lab $1 $tree $2" | grep '|'
     [[ -n ${3:-} ]] && eval "$lab $1 $serial $3" | grep '|'
   }
-  run 256x256x16384 "'small s16:$small,splitk=16' 'small s8:$small,splitk=8' \
+  run 256x256x16384 "'small s16:$small,splitk=16' 'small s8:$small,splitk=8' 'small s32:$small,splitk=32' \
       'big s32:$big,splitk=32' 'big s64:$big,splitk=64' 'narrow s16:$narrow,splitk=16' \
       'narrow s32:$narrow,splitk=32' 'mid s32:$mid,splitk=32' \
       'nosum small s16:$small,splitk=16,lab_nosum=1' 'nosum big s32:$big,splitk=32,lab_nosum=1'" \
