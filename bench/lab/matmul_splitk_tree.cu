@@ -955,6 +955,8 @@ __device__ __forceinline__ void SplitKStoreTile(float* __restrict__ C, int M, in
 // Accumulator e of the thread's register tile (row-major over TM x TN).
 constexpr int kAccumulators = kTM * kTN;
 static_assert(kAccumulators % 4 == 0, "split-K partials move float4 chunks of accumulators");
+// The tree's counters (one per block of a grid whose partials fit) are within the module's.
+static_assert(CT_PARTIALS / (kBM * kBN) <= CT_SEMAPHORES, "more blocks with partials than counters");
 constexpr int kAccChunks = kAccumulators / 4;
 
 // Chunk c (accumulators 4c .. 4c+3) of thread tid's partial in slot `slot` (one slot per block:
