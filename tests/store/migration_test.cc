@@ -1,5 +1,5 @@
-// Schema migrations: databases built with the version-1 and version-2 DDL are migrated with
-// their data intact; a database from a newer cutune is refused and left byte-for-byte untouched.
+// Schema migrations: databases built with the version-1, version-2 and version-5 DDL are
+// migrated with their data intact; a database from a newer cutune is refused and left byte-for-byte untouched.
 #include <fstream>
 #include <iterator>
 
@@ -135,6 +135,31 @@ TEST(MigrationTest, Version2DatabaseOpensAndItsWinnersHaveNoTies) {
   ASSERT_EQ(winners->size(), 1u);
   EXPECT_EQ(winners->front().measurement.params, (Params{{"tile", 32}}));
   EXPECT_TRUE(winners->front().ties.empty());
+}
+
+// Version 5 -> 6: imported matrix cells are kept, with no ptxas report (zeros), and a table's
+// member reports can be stored beside them from then on.
+TEST(MigrationTest, Version5MatrixCellsAreKeptWithoutReports) {
+  TempDir dir;
+  const std::string path = dir.File("v5.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (int v = 1; v <= 5; ++v) ExecOrDie(db, std::string(SchemaStepDdl(v)));
+    ExecOrDie(db, "PRAGMA user_version = 5");
+    ExecOrDie(db, R"sql(
+      INSERT INTO device_models VALUES (1, 'NVIDIA H200', 9, 0, 132, 150000000000);
+      INSERT INTO matrix_cells VALUES (1, 'transpose', 'f32', '4096x4096', 'tile=32', 12.5);
+    )sql");
+    sqlite3_close(db);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM matrix_cells WHERE time_us = 12.5"), 1);
+  EXPECT_EQ(QueryInt(path, "SELECT registers + static_shared_bytes + stack_bytes + "
+                           "spill_store_bytes + spill_load_bytes + constant_bytes FROM matrix_cells"),
+            0);
 }
 
 TEST(MigrationTest, EveryStepHasFrozenDdl) {
