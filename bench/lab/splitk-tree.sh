@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Split-K partials summed up a tree of pairwise sums (bench/lab/matmul_splitk_tree.cu) against the
-# shipped serial sum by the last split (kernels/matmul.cu), with split-K on the large tiles the
-# space keeps it from today (128x128x8 16x8, the 4096^3 winner's main loop); lab_nosum=1 (tree
-# copy) times the main loop and the partial's store alone. First odd shapes and split counts
+# Split-K partials summed up a tree of pairwise sums (bench/lab/splitk_tree_epilogue.cuh, written
+# into a copy of kernels/matmul.cu) against the shipped serial sum by the last split, with split-K
+# on the large tiles the space keeps it from today (128x128x8 16x8, the 4096^3 winner's main
+# loop); lab_nosum=1 (tree kernel) times the main loop and the partial's store alone. First odd shapes and split counts
 # that are not powers of two, for correctness (every variant is checked before and after it is
 # timed). kernel-notes.md, session 18.
 #   bench/lab/splitk-tree.sh OUT_DIR
@@ -10,7 +10,16 @@ set -uo pipefail
 out=${1:?usage: splitk-tree.sh OUT_DIR}
 mkdir -p "$out"
 lab="python3 bench/kernel_lab.py matmul"
-tree="--src bench/lab/matmul_splitk_tree.cu"
+# The tree's kernel: kernels/matmul.cu with its SplitKEpilogue replaced by the lab epilogue.
+python3 - "$out/matmul_splitk_tree.cu" <<'PY' || exit 1
+import sys
+src = open("kernels/matmul.cu").read()
+start = src.index("// The split-K epilogue.")
+end = src.index("#endif\n\n#if CT_SK > 0")
+tree = open("bench/lab/splitk_tree_epilogue.cuh").read()
+open(sys.argv[1], "w").write(src[:start] + tree + src[end:])
+PY
+tree="--src $out/matmul_splitk_tree.cu"
 serial="--src kernels/matmul.cu"
 big="at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,stages=0,tm=16,tn=8,vec=4,warp=1"
 narrow="at=1,bk=16,bm=64,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,stages=0,tm=16,tn=4,vec=4,warp=1"
