@@ -100,8 +100,9 @@ TEST_F(CheckTest, AFailureNamesTheCallItsPlaceAndTheError) {
        ": an illegal memory access was encountered"},
       {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701)",
        ": too many resources requested for launch"},
-      // Unknown to the (fake) driver: the lookups fail, the number stays.
-      {static_cast<CUresult>(12345), "CUDA error (12345)", ""},
+      // Unknown to the (fake) driver: the lookups fail, the number stays. (A number within
+      // CUresult's range of values: loading one outside it is undefined behaviour.)
+      {static_cast<CUresult>(555), "CUDA error (555)", ""},
   };
   const DriverApi api = FakeApi();
   const CUdeviceptr out = 0x1000;

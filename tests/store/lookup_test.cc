@@ -1,6 +1,5 @@
 // The lookup ladder: exact -> nearest shape -> same architecture -> family default, with the
 // distance and stale provenance reported; and how fast a cached lookup is.
-#include <chrono>
 #include <cmath>
 
 #include "gmock/gmock.h"
@@ -131,7 +130,10 @@ TEST_F(LookupTest, CurrentSourceBeatsStaleSourceAtTheSameRung) {
   EXPECT_THAT(stale_exact.stale, ElementsAre(HasSubstr("kernel source hash differs")));
 }
 
-TEST_F(LookupTest, CachedLookupIsFast) {
+// Among many models' winners, every lookup answers from the asked model's own. How fast it is
+// (the store's share of a gRPC request's ~100 us) is a benchmark's figure, not a unit test's:
+// `cutune-predict-bench` times Store::Lookup (bench/results/unseen-shapes.md, lookup cost).
+TEST_F(LookupTest, AmongManyModelsTheOwnModelAnswers) {
   // 10 models x 100 shapes of winners, inserted through the import path in one transaction.
   ImportBatch batch;
   for (int d = 0; d < 10; ++d) {
@@ -157,23 +159,12 @@ TEST_F(LookupTest, CachedLookupIsFast) {
   q.cc_major = 9;
   q.family = "transpose";
   q.current = Prov();
-  constexpr int kLookups = 50000;
-  int exact = 0;
-  auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < kLookups; ++i) {
+  for (int i = 0; i < 1000; ++i) {
     q.shape = {int64_t{256} << (i % 8), int64_t{300} << (i / 8 % 8), i % 100 + 1};
-    exact += store_->Lookup(q).rung == LookupRung::kNearestShape;
+    const LookupResult r = store_->Lookup(q);
+    ASSERT_EQ(r.rung, LookupRung::kNearestShape) << i;
+    ASSERT_EQ(r.device_model, "GPU model 7") << i;
   }
-  double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
-      kLookups;
-  std::printf("lookup over 1000 winners: %.2f us per call\n", us);
-  RecordProperty("lookup_us", std::to_string(us));
-  EXPECT_EQ(exact, kLookups);
-  // The gRPC endpoint serves >= 10k requests/s on 2 cores; the store's share must be a small
-  // part of each request's ~100 us. Generous for a loaded machine, yet a linear scan of all
-  // 1000 winners (~60 us here) fails it.
-  EXPECT_LT(us, 20.0);
 }
 
 }  // namespace
