@@ -1,5 +1,5 @@
 // The lookup ladder: exact -> nearest shape -> same architecture -> family default, with the
-// distance and stale provenance reported; and how fast a cached lookup is.
+// distance and stale provenance reported; among many models, the asked model's own answers.
 #include <cmath>
 
 #include "gmock/gmock.h"
