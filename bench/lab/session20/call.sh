@@ -2,7 +2,7 @@
 # Session 20's device call: why.sh (ncu: cuBLAS's kernels and ours on the awkward shapes), then
 # the matmul grid's four new shapes (new-shapes.txt, their winners measured at every grid shape)
 # for the rest of the call; a later call goes on with --from OUT/grid.tgz.
-#   bench/lab/session20/call.sh OUT_DIR SECONDS [GPU-GRID OPTIONS...]
+#   [SKIP_WHY=1] bench/lab/session20/call.sh OUT_DIR SECONDS [--cache CACHE_TAR | --from GRID_TGZ]
 set -uo pipefail
 out=${1:?usage: call.sh OUT_DIR SECONDS [--from GRID_TGZ]}
 budget=${2:?usage: call.sh OUT_DIR SECONDS}
@@ -10,7 +10,7 @@ shift 2
 start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
   | tee "$out/nvidia-smi.txt"
-if [[ ! -f $out/why.done ]] && [[ ${SKIP_WHY:-0} != 1 ]]; then
+if [[ ${SKIP_WHY:-0} != 1 ]]; then
   timeout 200 bash bench/lab/session20/why.sh "$out/why" 2>&1 | tee "$out/why.log"
   echo "why: $((SECONDS - start)) s"
 fi
