@@ -4,16 +4,13 @@
 # for the rest of the call; a later call goes on with --from OUT/grid.tgz.
 #   [SKIP_WHY=1] bench/lab/session20/call.sh OUT_DIR SECONDS [--cache CACHE_TAR | --from GRID_TGZ]
 set -uo pipefail
-out=${1:?usage: call.sh OUT_DIR SECONDS [--from GRID_TGZ]}
+out=${1:?usage: call.sh OUT_DIR SECONDS [--cache CACHE_TAR | --from GRID_TGZ]}
 budget=${2:?usage: call.sh OUT_DIR SECONDS}
 shift 2
 start=$SECONDS
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
-  | tee "$out/nvidia-smi.txt"
 if [[ ${SKIP_WHY:-0} != 1 ]]; then
   timeout 200 bash bench/lab/session20/why.sh "$out/why" 2>&1 | tee "$out/why.log"
   echo "why: $((SECONDS - start)) s"
 fi
 bash scripts/gpu-grid.sh "$out" $((budget - (SECONDS - start))) "$@" \
-  --only bench/lab/session20/new-shapes.txt --matrix-all --near 1 2>&1 | tail -12
-tail -80 /tmp/grid-out/grid.log >"$out/grid-tail.txt"
+  --only bench/lab/session20/new-shapes.txt --matrix-all --near 1
