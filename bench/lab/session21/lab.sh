@@ -14,19 +14,6 @@ cp -r kernels "$out/v9/" && (cd "$out/v9" && patch -p1 -s <"$here"/0001-*.patch)
   { echo "lab: 0001 does not apply to kernels/" >&2; exit 2; }
 lab="python3 bench/kernel_lab.py matmul"
 v9="--src $out/v9/kernels/matmul.cu"
-# The table's matmul winner at SHAPE, as kernel_lab.py takes it (k=v,...).
-winner() {
-  python3 - "$table" "$1" <<'PY'
-import json, sys
-table, shape = sys.argv[1], [int(v) for v in sys.argv[2].split("x")]
-for device in json.load(open(table))["devices"]:
-    for w in device["winners"]:
-        if w["family"] == "matmul" and w["shape"] == shape:
-            print(",".join(f"{k}={w['params'][k]}" for k in sorted(w["params"])))
-            sys.exit(0)
-sys.exit(f"no matmul winner for {sys.argv[2]} in {table}")
-PY
-}
 big="at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,stages=0,tm=16,tn=8,vec=4,warp=1"
 wide="at=1,bk=16,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,stages=0,tm=8,tn=8,vec=4,warp=1"
 {
@@ -42,7 +29,7 @@ wide="at=1,bk=16,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,stages=0,tm
   for shape in 2048x512x8192 256x256x16384 512x2048x8192 1024x1024x16384 512x1024x8192 \
       768x768x3072 512x512x16384 128x16384x16384 127x8192x4096 4096x256x4096; do
     echo "== $shape =="
-    w=$(winner "$shape") || continue
+    w=$(python3 bench/lab/table_winner.py "$shape" "$table") || continue
     $lab "$shape" --reps 20 "table winner:$w" | grep '|'
     $lab "$shape" $v9 --reps 20 "v9 table winner:$w" "big s2:$big,splitk=2" "big s4:$big,splitk=4" \
       "big s8:$big,splitk=8" "wide s2:$wide,splitk=2" "wide s4:$wide,splitk=4" \
