@@ -60,21 +60,19 @@ def instructions(sass):
             re.finditer(r"^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", sass, re.M)]
 
 
-def loops(sass):
+def loops(sass, ins):
     """(start, end, instructions) of each backward branch's body, in address order."""
-    ins, label_at, pending = [], {}, []
+    label_at, pending = {}, []
     for line in sass.splitlines():
         m = re.match(r"^(\.L_x_\d+):", line)
         if m:
             pending.append(m.group(1))
             continue
-        m = re.match(r"\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;", line)
+        m = re.match(r"\s+/\*([0-9a-f]{4,})\*/", line)
         if m:
-            addr = int(m.group(1), 16)
             for label in pending:
-                label_at[label] = addr
+                label_at[label] = int(m.group(1), 16)
             pending = []
-            ins.append((addr, m.group(2)))
     out = []
     for addr, text in ins:
         m = re.search(r"BRA.*`\((\.L_x_\d+)\)", text)
@@ -108,10 +106,10 @@ def main():
     open(out, "w").write(sass)
     # nvdisasm 11.8 leaves some branch targets unlabelled; the span from the first FFMA to the
     # last holds every main loop whichever way its back edge is printed.
-    ffmas = [i for i, (_, text) in enumerate(instructions(sass)) if opcode(text) == "FFMA"]
-    regions = loops(sass)
+    ins = instructions(sass)
+    ffmas = [i for i, (_, text) in enumerate(ins) if opcode(text) == "FFMA"]
+    regions = loops(sass, ins)
     if ffmas:
-        ins = instructions(sass)
         regions.append((ins[ffmas[0]][0], ins[ffmas[-1]][0],
                         [t for _, t in ins[ffmas[0]:ffmas[-1] + 1]], "FFMA span"))
     for start, end, body, *kind in regions:
