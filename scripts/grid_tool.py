@@ -12,6 +12,8 @@
                                                 from each other's; one `NAME=V,...` per line
   grid_tool.py missing TABLE FAMILY SHAPE POOL  the POOL configurations not yet measured at
                                                 SHAPE, one per line for `cutune sweep --candidates`
+  grid_tool.py winner TABLE FAMILY SHAPE        TABLE's winner at SHAPE as `NAME=V,...` (what
+                                                bench/kernel_lab.py takes); exits 1 without one
   grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners (and sweeps) of these kernel
                                                 sources only (HASH: a prefix, as `cutune space
                                                 show FAMILY` prints it), written to OUT: a shipped
@@ -165,6 +167,16 @@ def missing(table_path, family, shape_text, pool_file):
                 print(line.strip())
 
 
+def winner(table_path, family, shape_text):
+    shape = [int(d) for d in shape_text.split("x")]
+    for device in _table(table_path).get("devices", []):
+        for w in device.get("winners", []):
+            if w["family"] == family and w["shape"] == shape:
+                print(fmt(w["params"]))
+                return
+    sys.exit(f"no {family} winner for {shape_text} in {table_path}")
+
+
 def current(table_path, out_path, *hashes):
     wanted = dict(h.split("=", 1) for h in hashes)
     with open(table_path) as f:
@@ -237,6 +249,8 @@ if __name__ == "__main__":
         pool(*sys.argv[2:])
     elif command == "missing" and len(sys.argv) == 6:
         missing(*sys.argv[2:])
+    elif command == "winner" and len(sys.argv) == 5:
+        winner(*sys.argv[2:])
     elif command == "current" and len(sys.argv) >= 5:
         current(*sys.argv[2:])
     elif command == "phases" and len(sys.argv) == 3:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""scripts/grid_tool.py pool and missing on a hand-made table: the matrix's list holds every grid
-winner once, and per shape at most NEAR near-winners, each within 5% of the shape's best and of a
-tiling (bm, bn, splitk, sk) that neither the winner nor an earlier pick has; missing lists what a
-shape has not measured.
+"""scripts/grid_tool.py pool, missing and winner on a hand-made table: the matrix's list holds every
+grid winner once, and per shape at most NEAR near-winners, each within 5% of the shape's best and
+of a tiling (bm, bn, splitk, sk) that neither the winner nor an earlier pick has; missing lists
+what a shape has not measured; winner prints a shape's winner, and fails for a shape without one.
   grid_tool_test.py SRC"""
 import json
 import os
@@ -80,6 +80,14 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("missing at an unmeasured shape",
            run("missing", table_path, "matmul", "512x512x512", pool_path),
            run("pool", table_path, "matmul", grid_path, "3"))
+    expect("winner at 256x256x256", run("winner", table_path, "matmul", "256x256x256"),
+           [fmt(p(128, 128))])
+    expect("winner at a shape outside the grid", run("winner", table_path, "matmul", "99x99x99"),
+           [fmt(p(32, 32))])
+    absent = subprocess.run(tool + ["winner", table_path, "transpose", "64x64"],
+                            capture_output=True, text=True)
+    if absent.returncode != 1 or "no transpose winner for 64x64" not in absent.stderr:
+        failures.append(f"winner without one: rc {absent.returncode}, {absent.stderr!r}")
 
 if failures:
     sys.exit("grid_tool_test: " + "; ".join(failures))

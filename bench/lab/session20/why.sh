@@ -12,7 +12,7 @@ ncu --profile-from-start off $sections python3 bench/lab/session20/cublas_once.p
   >"$out/ncu-cublas.txt" 2>&1
 echo "cublas: rc $?"
 for shape in $shapes; do  # our kernel's first launch (its check) under ncu
-  params=$(python3 bench/lab/table_winner.py "$shape" "$table") || continue
+  params=$(python3 scripts/grid_tool.py winner "$table" matmul "$shape") || continue
   ncu --kernel-name cutune_kernel --launch-count 1 $sections \
     python3 bench/kernel_lab.py matmul "$shape" "$params" --reps 3 >"$out/ncu-ours-$shape.txt" 2>&1
   echo "ours $shape ($params): rc $?"

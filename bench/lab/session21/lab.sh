@@ -29,7 +29,7 @@ wide="at=1,bk=16,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,stages=0,tm
   for shape in 2048x512x8192 256x256x16384 512x2048x8192 1024x1024x16384 512x1024x8192 \
       768x768x3072 512x512x16384 128x16384x16384 127x8192x4096 4096x256x4096; do
     echo "== $shape =="
-    w=$(python3 bench/lab/table_winner.py "$shape" "$table") || continue
+    w=$(python3 scripts/grid_tool.py winner "$table" matmul "$shape") || continue
     $lab "$shape" --reps 20 "table winner:$w" | grep '|'
     $lab "$shape" $v9 --reps 20 "v9 table winner:$w" "big s2:$big,splitk=2" "big s4:$big,splitk=4" \
       "big s8:$big,splitk=8" "wide s2:$wide,splitk=2" "wide s4:$wide,splitk=4" \
