@@ -9,14 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
-#include "server/store/tables.h"
+#include "server/service/offline_table.h"
 #include "server/tuner/sweep.h"
 #include "server/worker/supervisor.h"
 
@@ -37,28 +36,6 @@ nlohmann::ordered_json record;
 void Add(std::string what, std::string value, std::string target = "", std::optional<bool> pass = {}) {
   rows.push_back({std::move(what), std::move(value), std::move(target),
                   pass ? (*pass ? "pass" : "MISS") : ""});
-}
-
-// The portfolio members a shipped table holds for `family` on `model` (the quick strategy's
-// start), read by the table parser the daemon imports with; empty, with a line on stderr, when
-// the table cannot be read or holds no portfolio there.
-std::vector<Params> PortfolioOf(const std::string& table, const std::string& model,
-                                const std::string& family) {
-  std::ifstream in(table);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto batch = store::ParseTable(text.str(), {});
-  if (!in || !batch.ok()) {
-    std::cerr << "cutune-bench: " << table << ": "
-              << (in ? std::string(batch.status().message()) : "cannot read it") << "\n";
-    return {};
-  }
-  std::vector<Params> out;
-  for (const store::MatrixCell& cell : batch->cells) {
-    if (cell.device_model != model || cell.family != family) continue;
-    if (std::find(out.begin(), out.end(), cell.params) == out.end()) out.push_back(cell.params);
-  }
-  return out;
 }
 
 std::vector<Params> Top(const tuner::SweepResult& r, size_t n) {
@@ -149,7 +126,7 @@ int main(int argc, char** argv) {
   app.add_option("--only", only,
                  "Only these shapes of the awkward set (MxNxK, repeatable; default: all 14)");
   app.add_option("--table", table,
-                 "Shipped table whose matmul portfolio starts the awkward shapes' quick sweeps");
+                 "Table the awkward shapes' quick sweeps start from, as a daemon holding it does");
   CLI11_PARSE(app, argc, argv);
 
   if (cache_dir.empty()) {
@@ -273,9 +250,23 @@ int main(int argc, char** argv) {
   // then quick from the shipped portfolio (what ANSWER_NOW_AND_TUNE finds in seconds), against
   // cuBLAS SGEMM. Targets for the full sweeps: median >= 95%, worst >= 90%.
   if (!skip_matmul) {
-    const std::vector<Params> start = PortfolioOf(table, info->name(), "matmul");
-    std::cerr << "awkward set: quick from " << start.size() << " portfolio members of " << table
-              << "\n";
+    // The quick rows start where a daemon holding only `table` starts ANSWER_NOW_AND_TUNE's
+    // sweep on this GPU (store/quick_start.h): its own portfolio, else that of a device of the
+    // same architecture in the table.
+    auto offline = service::OfflineTable::Open(table);
+    if (!offline.ok()) std::cerr << "cutune-bench: " << offline.status() << "\n";
+    const store::DeviceModel self{info->name(), info->cc_major(), info->cc_minor(),
+                                  info->sm_count(), info->total_memory_bytes()};
+    auto start_of = [&](const Shape& shape) {
+      if (!offline.ok()) return std::vector<Params>{matmul.baseline()};
+      absl::StatusOr<std::vector<Params>> start =
+          (*offline)->QuickStart(self, matmul, DType::kF32, shape);
+      if (!start.ok()) std::cerr << "cutune-bench: " << start.status() << "\n";
+      return start.ok() ? *start : std::vector<Params>{matmul.baseline()};
+    };
+    std::cerr << "awkward set: quick from " << start_of({4096, 4096, 4096}).size()
+              << " configurations of " << table << " (its portfolio and winners for "
+              << info->name() << " or its architecture, and the baseline)\n";
     std::vector<double> awkward, awkward_quick;
     for (Shape shape : {Shape{4097, 1023, 777}, Shape{127, 8192, 4096}, Shape{2048, 512, 8192},
                         Shape{16, 8192, 8192}, Shape{8192, 32, 8192}, Shape{64, 16384, 4096},
@@ -287,7 +278,7 @@ int main(int argc, char** argv) {
       }
       auto full = sweep("matmul " + FormatShape(shape) + " (awkward, full)", matmul, shape, {});
       auto quick = sweep("matmul " + FormatShape(shape) + " (awkward, quick)", matmul, shape,
-                         start, "quick");
+                         start_of(shape), "quick");
       if (!full || !quick) continue;
       awkward.push_back(best_percent(*full));
       awkward_quick.push_back(best_percent(*quick));

@@ -9,7 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "server/core/hash.h"
 #include "server/core/strings.h"
-#include "server/predict/portfolio.h"
+#include "server/store/quick_start.h"
 #include "server/tuner/strategy.h"
 
 namespace cutune::service {
@@ -51,32 +51,6 @@ nlohmann::ordered_json SpecJson(const JobSpec& spec) {
   }
   j["seed"] = spec.seed;
   return j;
-}
-
-// The starting set of a quick sweep: the device model's portfolio, ranked for the shape by its
-// prediction model; then, up to kMaxMembers, its other winners of the family, nearest shape
-// first; and the family's baseline.
-absl::StatusOr<std::vector<Params>> QuickStart(store::Store& store, const std::string& model,
-                                               const kernels::KernelFamily& family, DType dtype,
-                                               const Shape& shape) {
-  std::vector<Params> start;
-  if (auto predictor = store.PredictionModel(model, family.name(), dtype)) {
-    start = predictor->Ranked(shape);
-  }
-  auto winners = store.ListWinners(model);
-  if (!winners.ok()) return winners.status();
-  std::vector<predict::TunedShape> tuned;
-  for (const store::Winner& w : *winners) {
-    if (w.family != family.name() || w.dtype != dtype) continue;
-    tuned.push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
-  }
-  for (const Params& p : predict::NearestWinners(tuned, shape)) {
-    if (start.size() >= predict::kMaxMembers) break;
-    if (std::find(start.begin(), start.end(), p) == start.end()) start.push_back(p);
-  }
-  const Params baseline = family.baseline();
-  if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
-  return start;
 }
 
 observe::JobInfo InfoOf(const JobSnapshot& job) {
@@ -569,7 +543,10 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   options.candidate_timeout = options_.candidate_timeout;
   options.candidates = spec.candidates;
   if (spec.strategy == "quick" && options.candidates.empty()) {
-    auto start = QuickStart(store_, device.name, *spec.family, spec.dtype, spec.shape);
+    const store::DeviceModel model{device.name, device.cc_major, device.cc_minor,
+                                   device.sm_count, device.total_memory_bytes};
+    auto start = store::QuickStart(store_, model, spec.family->name(), spec.dtype, spec.shape,
+                                   spec.family->baseline());
     if (!start.ok()) return fail(start.status());
     options.candidates = *std::move(start);
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/files.h"
 #include "server/service/answer.h"
+#include "server/store/quick_start.h"
 #include "server/store/tables.h"
 
 namespace cutune::service {
@@ -71,6 +72,12 @@ absl::StatusOr<pb::GetBestConfigResponse> OfflineTable::Answer(
   pb::GetBestConfigResponse response;
   FillAnswer(*problem, device, found, request.include_source(), &response);
   return response;
+}
+
+absl::StatusOr<std::vector<Params>> OfflineTable::QuickStart(
+    const store::DeviceModel& device, const kernels::KernelFamily& family, DType dtype,
+    const Shape& shape) const {
+  return store::QuickStart(*store_, device, family.name(), dtype, shape, family.baseline());
 }
 
 }  // namespace cutune::service

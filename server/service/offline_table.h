@@ -1,14 +1,17 @@
 // A table file answered in-process, with no daemon: a private store in a temporary directory,
 // the table imported with the daemon's rules, and lookups through the daemon's ladder and answer
 // builder (answer.h), so an offline answer is the one a table server would give. Used by the
-// client library's offline fallback and `cutune get --table`.
+// client library's offline fallback, `cutune get --table` and cutune-bench's quick rows.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "cutune/v1/cutune.pb.h"
+#include "kernels/family.h"
+#include "server/core/types.h"
 #include "server/store/store.h"
 
 namespace cutune::service {
@@ -31,6 +34,11 @@ class OfflineTable {
   // `driver_version` (e.g. 58095 for 580.95; 0: unknown) marks answers from another driver stale.
   absl::StatusOr<pb::GetBestConfigResponse> Answer(const pb::GetBestConfigRequest& request,
                                                    int driver_version = 0) const;
+
+  // What a daemon holding only this table starts a quick sweep from (store/quick_start.h).
+  absl::StatusOr<std::vector<Params>> QuickStart(const store::DeviceModel& device,
+                                                 const kernels::KernelFamily& family, DType dtype,
+                                                 const Shape& shape) const;
 
   const std::string& path() const { return path_; }
 

@@ -1,0 +1,33 @@
+// The starting set of a "quick" sweep (tuner/strategy.h): what a store knows that is worth
+// measuring first for one shape on one device. The daemon's quick sweeps and cutune-bench's
+// quick rows both start from it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/core/types.h"
+#include "server/store/store.h"
+#include "server/store/winner.h"
+
+namespace cutune::store {
+
+// The device models whose tuning serves `device`, in the lookup ladder's order (ladder.h): the
+// device's own model, then every other known model of the same compute capability, by name. An
+// H100 with no tuning of its own starts from an H200's; an A100 does not.
+std::vector<std::string> ServingModels(const DeviceModel& device,
+                                       const std::vector<DeviceModel>& known);
+
+// Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in).
+// For each serving model in turn, while there is room: its prediction model's portfolio ranked
+// for `shape`, then its other winners of `family`, nearest shape first. Without the second
+// model a device with no tuning of its own started from `baseline` alone, and the descent from
+// there stops at a local optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full
+// sweep reaches 87-105%; bench/results/unseen-shapes.md section 18).
+absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
+                                               std::string_view family, DType dtype,
+                                               const Shape& shape, const Params& baseline);
+
+}  // namespace cutune::store
