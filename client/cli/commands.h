@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
@@ -42,11 +44,17 @@ struct ProblemOptions {
   std::optional<int> device;
   std::string uuid;
   std::string model;
+  // With --model: the asking GPU's architecture ("sm_90") and SM count, for a model the tables
+  // do not hold (answered from another model of that architecture).
+  std::string arch;
+  int sm_count = 0;
 };
 // Returns the --shape option (required), for a command that offers another way to give shapes.
 CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options);
 pb::Problem ToProblem(const ProblemOptions& options);  // the shape passed its --shape check
 pb::DeviceSelector ToSelector(const ProblemOptions& options);
+// "sm_90" -> {9, 0}, "sm_100" -> {10, 0}; INVALID_ARGUMENT for anything else.
+absl::StatusOr<std::pair<int, int>> ArchCapability(std::string_view arch);
 std::string Describe(const pb::Problem& problem);  // "matmul 4096x4096x4096 f32"
 
 // `cutune --version`; it asks the daemon of the top-level connection options, whose --timeout

@@ -1,6 +1,8 @@
 // Options shared by the commands that talk to cutuned.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -138,6 +140,21 @@ CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options) {
       "Device model, e.g. \"NVIDIA H200\" (answers from tables, no GPU needed)");
   device->excludes(uuid)->excludes(model);
   uuid->excludes(model);
+  command
+      ->add_option("--arch", options.arch,
+                   "With --model: its architecture, e.g. sm_90; a model no table holds is then "
+                   "answered from another model of that architecture")
+      ->needs(model)
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            auto cc = ArchCapability(text);
+            return cc.ok() ? "" : std::string(cc.status().message());
+          },
+          "sm_XY"));
+  command
+      ->add_option("--sm-count", options.sm_count,
+                   "With --arch: the GPU's SM count (sizes persistent kernels' launch grid)")
+      ->check(CLI::Range(1, 100000));
   return shape;
 }
 
@@ -152,6 +169,20 @@ pb::Problem ToProblem(const ProblemOptions& options) {
   return problem;
 }
 
+absl::StatusOr<std::pair<int, int>> ArchCapability(std::string_view arch) {
+  const bool prefixed = arch.substr(0, 3) == "sm_";
+  const std::string_view digits = prefixed ? arch.substr(3) : std::string_view();
+  if (!prefixed || digits.size() < 2 || digits.size() > 3 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      digits.front() == '0') {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", std::string(arch), "' is not an architecture like sm_90 or sm_100"));
+  }
+  int major = 0;
+  for (char c : digits.substr(0, digits.size() - 1)) major = major * 10 + (c - '0');
+  return std::pair<int, int>{major, digits.back() - '0'};
+}
+
 pb::DeviceSelector ToSelector(const ProblemOptions& options) {
   pb::DeviceSelector selector;
   if (options.device) {
@@ -160,6 +191,11 @@ pb::DeviceSelector ToSelector(const ProblemOptions& options) {
     selector.set_uuid(options.uuid);
   } else if (!options.model.empty()) {
     selector.set_model(options.model);
+    if (auto cc = ArchCapability(options.arch); !options.arch.empty() && cc.ok()) {
+      selector.set_cc_major(cc->first);
+      selector.set_cc_minor(cc->second);
+      selector.set_sm_count(options.sm_count);
+    }
   }
   return selector;
 }

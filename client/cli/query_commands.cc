@@ -98,6 +98,12 @@ std::string RungText(const pb::GetBestConfigResponse& r) {
       return absl::StrFormat("nearest shape (tuned for %s on %s; distance %.2f)", tuned,
                              r.device_model(), r.shape_distance());
     case pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE:
+      if (r.expected_slowdown() > 0) {
+        return absl::StrFormat(
+            "same architecture (portfolio member chosen by the %s model; there, expected %.1f%% "
+            "slower than a tuning of this shape)",
+            r.device_model(), 100 * (std::max(r.expected_slowdown(), 1.0) - 1));
+      }
       return absl::StrFormat("same architecture (tuned for %s on %s; distance %.2f)", tuned,
                              r.device_model(), r.shape_distance());
     case pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT:
@@ -186,14 +192,19 @@ int Get(const GetOptions& options) {
             << "  geometry:  grid " << absl::StrJoin(g.grid(), "x") << ", block "
             << absl::StrJoin(g.block(), "x") << ", dynamic shared " << g.dynamic_shared_bytes()
             << " B\n";
+  // Figures of another GPU model say so (SAME_ARCHITECTURE answers).
+  const std::string on =
+      response.rung() == pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE
+          ? absl::StrCat(" on ", response.device_model())
+          : "";
   if (response.predicted_time_us() > 0) {
     std::cout << "  predicted: " << FormatDouble(response.predicted_time_us(), 2)
-              << " us at this shape\n";
+              << " us at this shape" << on << "\n";
   }
   if (response.time_us() > 0) {
     std::cout << "  time:      " << FormatDouble(response.time_us(), 2) << " us";
     if (!response.measured_at_asked_shape()) {
-      std::cout << " measured at " << absl::StrJoin(response.tuned_shape(), "x");
+      std::cout << " measured at " << absl::StrJoin(response.tuned_shape(), "x") << on;
     }
     if (response.tflops() > 0)
       std::cout << ", " << FormatDouble(response.tflops(), 2) << " TFLOP/s";

@@ -78,6 +78,9 @@ struct DeviceOfContext {
   CUcontext context = nullptr;
   std::string model;
   std::string arch;  // "sm_90"
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
   int driver_version = 0;
 };
 
@@ -102,6 +105,10 @@ DeviceOfContext CurrentDevice() {
   CheckCuda(CUTUNE_DRIVER_CALL(api, cuDeviceGetAttribute, &minor,
                                CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device));
   out.arch = absl::StrCat("sm_", major, minor);
+  out.cc_major = major;
+  out.cc_minor = minor;
+  CheckCuda(CUTUNE_DRIVER_CALL(api, cuDeviceGetAttribute, &out.sm_count,
+                               CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device));
   CheckCuda(CUTUNE_DRIVER_CALL(api, cuDriverGetVersion, &out.driver_version));
   return out;
 }
@@ -303,12 +310,41 @@ struct Client::Impl {
   }
 
   // The daemon's answer, or the table's when the daemon cannot be reached (or `offline`).
-  Entry Fetch(const Problem& problem, const std::string& model, int driver_version, bool cubin) {
+  // Who asks: the device model (the options', else the current context's), and for the current
+  // context's GPU its compute capability and SM count, so that a table without that model
+  // answers from another of its architecture (DeviceSelector).
+  struct Asking {
+    std::string model;
+    int driver_version = 0;
+    int cc_major = 0;  // 0: not described
+    int cc_minor = 0;
+    int sm_count = 0;
+  };
+  Asking AskingFrom(const DeviceOfContext* device) const {
+    Asking a;
+    a.model = !options.device_model.empty() ? options.device_model
+                                            : (device != nullptr ? device->model : "");
+    if (device == nullptr) return a;
+    a.driver_version = device->driver_version;
+    if (a.model == device->model) {
+      a.cc_major = device->cc_major;
+      a.cc_minor = device->cc_minor;
+      a.sm_count = device->sm_count;
+    }
+    return a;
+  }
+
+  Entry Fetch(const Problem& problem, const Asking& asking, bool cubin) {
     pb::GetBestConfigRequest request;
     request.mutable_problem()->set_family(problem.family);
     for (int64_t d : problem.shape) request.mutable_problem()->add_shape(d);
     request.mutable_problem()->set_dtype(problem.dtype);
-    if (!model.empty()) request.mutable_device()->set_model(model);
+    if (!asking.model.empty()) {
+      request.mutable_device()->set_model(asking.model);
+      request.mutable_device()->set_cc_major(asking.cc_major);
+      request.mutable_device()->set_cc_minor(asking.cc_minor);
+      request.mutable_device()->set_sm_count(asking.sm_count);
+    }
     request.set_include_source(true);
     request.set_include_cubin(cubin);
     request.set_on_miss(pb::GetBestConfigRequest::ON_MISS_ANSWER_NOW);
@@ -337,7 +373,7 @@ struct Client::Impl {
     if (options.table.empty()) {
       Throw(ErrorCode::kUnavailable, "offline is set but no table file was given");
     }
-    auto answered = Table().Answer(request, driver_version);
+    auto answered = Table().Answer(request, asking.driver_version);
     if (!answered.ok()) {
       Throw(answered.status().code() == absl::StatusCode::kNotFound
                 ? answered.status()
@@ -347,12 +383,11 @@ struct Client::Impl {
     return {*std::move(answered), true};
   }
 
-  const Entry& Lookup(const Problem& problem, const std::string& model, int driver_version,
-                      bool cubin) {
-    const std::string key = ProblemKey(model, problem);
+  const Entry& Lookup(const Problem& problem, const Asking& asking, bool cubin) {
+    const std::string key = ProblemKey(asking.model, problem);
     auto it = answers.find(key);
     if (it == answers.end() || (cubin && !it->second.from_table && it->second.response.cubin().empty())) {
-      Entry entry = Fetch(problem, model, driver_version, cubin);
+      Entry entry = Fetch(problem, asking, cubin);
       if (options.fresh_only && !entry.response.stale().empty()) {
         Throw(ErrorCode::kStale,
               absl::StrCat("the answer for ", problem.family, " ", ShapeText(problem.shape),
@@ -364,10 +399,6 @@ struct Client::Impl {
     return it->second;
   }
 
-  std::string Model(const DeviceOfContext* device) const {
-    if (!options.device_model.empty()) return options.device_model;
-    return device != nullptr ? device->model : "";
-  }
 };
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
@@ -385,8 +416,8 @@ Answer Client::Get(const Problem& problem) {
   // ask with options.device_model).
   std::optional<DeviceOfContext> device;
   if (impl_->options.device_model.empty()) device = CurrentDevice();
-  const auto& entry = impl_->Lookup(problem, impl_->Model(device ? &*device : nullptr),
-                                    device ? device->driver_version : 0, /*cubin=*/false);
+  const auto& entry =
+      impl_->Lookup(problem, impl_->AskingFrom(device ? &*device : nullptr), /*cubin=*/false);
   return ToAnswer(entry.response, entry.from_table);
 }
 
@@ -395,11 +426,11 @@ Kernel& Client::kernel(const Problem& problem) {
   const DeviceOfContext device = CurrentDevice();
   const std::string kernel_key =
       absl::StrCat(reinterpret_cast<uintptr_t>(device.context), "|",
-                   Impl::ProblemKey(impl_->Model(&device), problem));
+                   Impl::ProblemKey(impl_->AskingFrom(&device).model, problem));
   if (auto it = impl_->kernels.find(kernel_key); it != impl_->kernels.end()) return *it->second;
 
   const Impl::Entry& entry =
-      impl_->Lookup(problem, impl_->Model(&device), device.driver_version, /*cubin=*/true);
+      impl_->Lookup(problem, impl_->AskingFrom(&device), /*cubin=*/true);
   auto state = std::make_unique<Kernel::State>();
   state->context = device.context;
   state->answer = ToAnswer(entry.response, entry.from_table);

@@ -61,8 +61,9 @@ std::string ArchOf(const AnswerDevice& device) {
   return device.cc_major ? absl::StrCat("sm_", device.cc_major, device.cc_minor) : "sm_90";
 }
 
-absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model,
-                                                   const std::vector<std::string>& gpu_models) {
+absl::StatusOr<store::DeviceModel> ModelFromTables(
+    store::Store& store, const std::string& model, const std::vector<std::string>& gpu_models,
+    const std::optional<store::DeviceModel>& described) {
   auto models = store.ListDeviceModels();
   if (!models.ok()) return models.status();
   std::vector<std::string> names;
@@ -70,6 +71,7 @@ absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const st
     if (!model.empty() && m.name == model) return m;
     names.push_back(m.name);
   }
+  if (!model.empty() && described) return *described;
   if (!model.empty()) {
     // Every name that would have answered, so that a typo is one look away from its fix.
     std::vector<std::string> known;
@@ -78,15 +80,37 @@ absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const st
     }
     known.push_back(names.empty() ? std::string("no tables imported")
                                   : absl::StrCat("tables hold: ", absl::StrJoin(names, ", ")));
-    return absl::NotFoundError(absl::StrCat("no GPU and no tuning data for device model ",
-                                            Quoted(model), " (", absl::StrJoin(known, "; "),
-                                            ")"));
+    return absl::NotFoundError(absl::StrCat(
+        "no GPU and no tuning data for device model ", Quoted(model), " (",
+        absl::StrJoin(known, "; "),
+        "); a request that gives the GPU's compute capability (device.cc_major, cc_minor; "
+        "`cutune get --arch`) is answered from a model of the same architecture"));
   }
   if (models->size() == 1) return models->front();
   if (models->empty()) return store::DeviceModel{};
   return absl::InvalidArgumentError(absl::StrCat(
       "this host has no GPU and its tables hold several device models; choose one with "
       "device.model: ", absl::StrJoin(names, ", ")));
+}
+
+absl::StatusOr<std::optional<store::DeviceModel>> DescribedGpu(const pb::DeviceSelector& selector) {
+  if (selector.by_case() != pb::DeviceSelector::kModel || selector.cc_major() == 0) {
+    return std::nullopt;
+  }
+  if (selector.cc_major() < 1 || selector.cc_major() > 99) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device.cc_major must be 1..99 (0: not given), not ", selector.cc_major()));
+  }
+  if (selector.cc_minor() < 0 || selector.cc_minor() > 99) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device.cc_minor must be 0..99, not ", selector.cc_minor()));
+  }
+  if (selector.sm_count() < 0 || selector.sm_count() > 100000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("device.sm_count must be 0..100000 (0: unknown), not ", selector.sm_count()));
+  }
+  return store::DeviceModel{selector.model(), selector.cc_major(), selector.cc_minor(),
+                            selector.sm_count(), 0};
 }
 
 store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device) {
@@ -271,7 +295,7 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
   response->set_tflops(found.winner.tflops);
   response->set_percent_of_reference(found.winner.percent_of_reference);
   response->set_measured_at_asked_shape(found.rung == store::LookupRung::kExact);
-  if (found.rung == store::LookupRung::kPredicted) {
+  if (found.expected_slowdown > 0) {  // a prediction model's pick (PREDICTED, SAME_ARCHITECTURE)
     response->set_predicted_time_us(found.predicted_time_us);
     response->set_expected_slowdown(found.expected_slowdown);
   }

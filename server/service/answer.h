@@ -4,6 +4,7 @@
 // an answer read from a table file is the daemon's answer.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -39,9 +40,17 @@ std::string ArchOf(const AnswerDevice& device);  // "sm_90"
 // tables hold it (NOT_FOUND listing the models they hold otherwise); empty `model`: the only
 // model they hold (INVALID_ARGUMENT asking to choose when there are several; an empty device
 // when there is none: only family defaults can answer). `gpu_models`, the models of this host's
-// GPUs, are listed too in the NOT_FOUND message.
-absl::StatusOr<store::DeviceModel> ModelFromTables(store::Store& store, const std::string& model,
-                                                   const std::vector<std::string>& gpu_models = {});
+// GPUs, are listed too in the NOT_FOUND message. A `model` the tables do not hold but that the
+// request describes (`described`, DescribedGpu) is that description: the ladder then answers it
+// from another model of its compute capability.
+absl::StatusOr<store::DeviceModel> ModelFromTables(
+    store::Store& store, const std::string& model, const std::vector<std::string>& gpu_models = {},
+    const std::optional<store::DeviceModel>& described = std::nullopt);
+
+// The asking GPU a selector by model describes (its cc_major, cc_minor and sm_count, named
+// `model`); nullopt when cc_major is 0 or the selector is not by model. INVALID_ARGUMENT naming
+// the field for a value out of range.
+absl::StatusOr<std::optional<store::DeviceModel>> DescribedGpu(const pb::DeviceSelector& selector);
 
 // The store query for `problem` on `device`, with this process's provenance as "current".
 store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevice& device);

@@ -64,7 +64,9 @@ absl::StatusOr<pb::GetBestConfigResponse> OfflineTable::Answer(
   }
   auto problem = Validate(request.problem());
   if (!problem.ok()) return problem.status();
-  auto model = ModelFromTables(*store_, request.device().model());
+  auto described = DescribedGpu(request.device());
+  if (!described.ok()) return described.status();
+  auto model = ModelFromTables(*store_, request.device().model(), {}, *described);
   if (!model.ok()) return model.status();
   const AnswerDevice device{model->name, model->cc_major, model->cc_minor, driver_version,
                             model->sm_count};

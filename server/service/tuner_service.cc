@@ -134,7 +134,9 @@ absl::StatusOr<TunerService::Target> TunerService::ResolveDevice(
       }
       std::sort(gpu_models.begin(), gpu_models.end());
       gpu_models.erase(std::unique(gpu_models.begin(), gpu_models.end()), gpu_models.end());
-      auto m = ModelFromTables(store_, selector.model(), gpu_models);
+      auto described = DescribedGpu(selector);
+      if (!described.ok()) return described.status();
+      auto m = ModelFromTables(store_, selector.model(), gpu_models, *described);
       if (!m.ok()) return m.status();
       return from_model(*m);
     }

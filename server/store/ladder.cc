@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -134,22 +135,25 @@ std::optional<LookupResult> Exact(const LookupQuery& query, const LadderInput& i
                 BestOf(query, own, [&](const Winner& w) { return w.shape == query.shape; }));
 }
 
-// Rung 2: the portfolio member the own model's prediction model picks for the shape. Its
-// figures are the member's at the nearest tuned shape where it was measured (tuned_shape), with
-// that shape's winner's provenance and reference.
-std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInput& input) {
+// A portfolio member that `model_name`'s prediction model picks for the shape, answered as
+// `rung`. Its figures are the member's at the nearest tuned shape where it was measured
+// (tuned_shape), with that shape's winner's provenance and reference. Nothing when that model
+// has no matrix (a nearest-shape rung answers instead).
+std::optional<LookupResult> PredictedBy(const LookupQuery& query, const LadderInput& input,
+                                        std::string_view model_name, LookupRung rung) {
   if (input.models == nullptr) return std::nullopt;
-  auto found = input.models->find(ModelKey{query.device_model, query.family, query.dtype});
+  auto found =
+      input.models->find(ModelKey{std::string(model_name), query.family, query.dtype});
   if (found == input.models->end() || !found->second) return std::nullopt;
   const predict::Model& model = *found->second;
-  if (!model.HasMatrix()) return std::nullopt;  // NEAREST_SHAPE answers instead
+  if (!model.HasMatrix()) return std::nullopt;
   std::optional<predict::Prediction> prediction = model.Predict(query.shape);
   if (!prediction || prediction->measured_shape.empty()) return std::nullopt;
-  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
-  const Pick at = BestOf(query, own, [&](const Winner& w) {
+  auto tuned = input.winners.OfModel(query.family, query.dtype, model_name);
+  const Pick at = BestOf(query, tuned, [&](const Winner& w) {
     return w.shape == prediction->measured_shape;
   });
-  std::optional<LookupResult> result = Answer(query, LookupRung::kPredicted, at);
+  std::optional<LookupResult> result = Answer(query, rung, at);
   if (!result) return std::nullopt;
   result->distance = predict::ShapeDistance(query.shape, prediction->measured_shape);
   Measurement measured;
@@ -162,6 +166,11 @@ std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInpu
   return result;
 }
 
+// Rung 2: the portfolio member the own model's prediction model picks for the shape.
+std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInput& input) {
+  return PredictedBy(query, input, query.device_model, LookupRung::kPredicted);
+}
+
 // Rung 3: the nearest shape tuned on the query's own model.
 std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderInput& input) {
   auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
@@ -169,10 +178,27 @@ std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderI
                 BestOf(query, own, [](const Winner&) { return true; }));
 }
 
-// Rung 4: the nearest shape tuned on another model of the same compute capability.
+// Rung 4: another model of the same compute capability, answering as it answers itself: its
+// winner of the very shape, else the member its prediction model picks for the shape (the first
+// such model by name that has a matrix), else its nearest tuned shape. An H100 asking a table
+// server holding the H200 grid gets the H200's answer, labelled SAME_ARCHITECTURE with the H200's
+// figures.
 std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const LadderInput& input) {
   auto same_cc =
       input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
+  const Pick exact = BestOf(query, same_cc, [&](const Winner& w) {
+    return w.device.name != query.device_model && w.shape == query.shape;
+  });
+  if (exact.winner != nullptr) return Answer(query, LookupRung::kSameArchitecture, exact);
+  std::set<std::string_view> others;
+  for (const WinnerIndex::Entry& e : same_cc) {
+    if (e.winner->device.name != query.device_model) others.insert(e.winner->device.name);
+  }
+  for (std::string_view other : others) {
+    if (auto predicted = PredictedBy(query, input, other, LookupRung::kSameArchitecture)) {
+      return predicted;
+    }
+  }
   return Answer(query, LookupRung::kSameArchitecture, BestOf(query, same_cc, [&](const Winner& w) {
                   return w.device.name != query.device_model;
                 }));

@@ -4,8 +4,8 @@
 //
 // Rungs, in order (the first that answers wins): exact (own model, same shape) -> predicted (a
 // portfolio member chosen by the own model's prediction model, predict/model.h) -> nearest shape
-// on the own model -> nearest shape on another model of the same compute capability -> family
-// default. Within a rung: shape distance, then a winner of the current source hash before a
+// on the own model -> another model of the same compute capability (the member its prediction
+// model picks, else its nearest shape) -> family default. Within a rung: shape distance, then a winner of the current source hash before a
 // stale one, then fewer stale fields, then speed, then model name.
 #pragma once
 
@@ -51,8 +51,9 @@ struct LookupResult {
   int64_t measured_at_ms = 0;
   std::vector<std::string> stale;  // "driver 12080 != 13000" (tuned != current), ...
   bool imported = false;  // the winner came from a table, not from a sweep of this store
-  // kPredicted: the member's predicted time at the asked shape and its calibrated expected
-  // slowdown against a tuning of it; `winner` holds the member's time at `tuned_shape`.
+  // kPredicted, and kSameArchitecture when another model's prediction model picked: the member's
+  // predicted time at the asked shape and its calibrated expected slowdown against a tuning of
+  // it, both for `device_model`; `winner` holds the member's time at `tuned_shape`. 0 otherwise.
   double predicted_time_us = 0;
   double expected_slowdown = 0;
 };

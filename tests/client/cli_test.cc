@@ -872,7 +872,9 @@ TEST_F(CliBatchTest, AMistypedModelIsNotFoundWithTheKnownModels) {
     EXPECT_EQ(r.exit_code, kNotFound) << command;
     EXPECT_EQ(r.err,
               "error: NOT_FOUND: no GPU and no tuning data for device model 'Fake GPUU' (GPUs "
-              "here: Fake GPU; tables hold: NVIDIA H200)\n")
+              "here: Fake GPU; tables hold: NVIDIA H200); a request that gives the GPU's compute "
+              "capability (device.cc_major, cc_minor; `cutune get --arch`) is answered from a "
+              "model of the same architecture\n")
         << command;
   }
 }

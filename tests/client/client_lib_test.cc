@@ -216,5 +216,35 @@ TEST(ClientLibTest, TheCliAnswersFromATableFileWithoutADaemon) {
   EXPECT_NE(r.exit_code, 0) << "a table file cannot tune";
 }
 
+// A GPU the table does not hold but of its architecture (an H100 PCIe, 114 SMs, asking the H200
+// table) gets the H200's answer, labelled as the H200's and launched for 114 SMs; not described,
+// it is NOT_FOUND with a pointer to --arch.
+TEST(ClientLibTest, TheCliAnswersAnotherGpuOfTheTablesArchitecture) {
+  const std::vector<std::string> h100 = {"--model", "NVIDIA H100 PCIe", "--arch", "sm_90",
+                                         "--sm-count", "114"};
+  auto get = [](const std::vector<std::string>& device) {
+    std::vector<std::string> args = {"get", "matmul", "--shape", "4096x4096x4096", "--table",
+                                     Shipped(), "--json"};
+    args.insert(args.end(), device.begin(), device.end());
+    return RunProgram((BinDir() / "cutune").string(), args,
+                      {"CUTUNE_SERVER=unix:/nonexistent/cutuned.sock"});
+  };
+  RunResult own = get({"--model", kModel});
+  RunResult other = get(h100);
+  ASSERT_EQ(own.exit_code, 0) << own.err;
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  const nlohmann::json a = nlohmann::json::parse(own.out), b = nlohmann::json::parse(other.out);
+  EXPECT_EQ(b["rung"], "RUNG_SAME_ARCHITECTURE");
+  EXPECT_EQ(b["device_model"], kModel);
+  EXPECT_EQ(b["params"], a["params"]);
+  ASSERT_GT(std::stoll(b["params"]["sk"].get<std::string>()), 0) << "a stream-K answer";
+  EXPECT_EQ(b["geometry"]["grid"][0].get<int64_t>() % 114, 0) << b["geometry"].dump();
+  EXPECT_NE(a["geometry"]["grid"][0], b["geometry"]["grid"][0]) << "132 SMs against 114";
+
+  RunResult bare = get({"--model", "NVIDIA H100 PCIe"});
+  EXPECT_NE(bare.exit_code, 0);
+  EXPECT_THAT(bare.err, HasSubstr("--arch"));
+}
+
 }  // namespace
 }  // namespace cutune::testing

@@ -133,6 +133,21 @@ class LaunchTest(unittest.TestCase):
             cutune.Client(NOWHERE, table=ARGS.shipped_table).matmul(a, b)
         self.assertEqual(len(cupy.compiles), 2)
 
+    def test_a_gpu_the_table_lacks_is_answered_from_its_architecture(self):
+        # An H100 with the H200 table: the client describes the GPU (sm_90, 132 SMs), so the
+        # table answers from the H200 instead of NOT_FOUND, and the launch is right.
+        cupy.device_name = b"NVIDIA H100 80GB HBM3"
+        cupy.kernel_semantics = "matmul"
+        a, b = random(300, 700), random(700, 500)
+        client = cutune.Client(NOWHERE, table=ARGS.shipped_table)
+        self.assertTrue(close(client.matmul(a, b), a, b))
+        answer = client.get("matmul", (300, 500, 700), model="NVIDIA H100 80GB HBM3")
+        self.assertEqual(answer.rung, "same_architecture")
+        self.assertEqual(answer.device_model, H200)
+        # Asked for a model the client cannot describe (not the current GPU's): NOT_FOUND.
+        with self.assertRaises(cutune.NotFoundError):
+            client.get("matmul", (300, 500, 700), model="NVIDIA H100 PCIe")
+
     def test_the_cache_directory_follows_the_daemons(self):
         with environment(CUTUNE_CACHE_DIR="/c", XDG_CACHE_HOME="/x", HOME="/h"):
             self.assertEqual(launch.cache_dir(), "/c/python")

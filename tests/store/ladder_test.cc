@@ -136,6 +136,37 @@ TEST(LadderTest, PredictedComesAfterExactAndNeedsAMatrix) {
       << "a model answers for its own device model only";
 }
 
+// SAME_ARCHITECTURE: a device model with no tuning of its own is answered by another model of
+// its compute capability the way that model answers itself: the member its prediction model
+// picks, with that model's figures; without a matrix, that model's nearest shape.
+TEST(LadderTest, SameArchitectureAnswersWithTheOtherModelsPrediction) {
+  const PredictedFixture f;
+  for (const Shape& shape : {Shape{6000, 6000}, Shape{700, 700}}) {
+    const LookupResult own = f.Ask(Query(kH200, shape), true);
+    const LookupResult other = f.Ask(Query(kH100, shape), true);
+    ASSERT_EQ(own.rung, LookupRung::kPredicted);
+    EXPECT_EQ(other.rung, LookupRung::kSameArchitecture);
+    EXPECT_EQ(other.device_model, "NVIDIA H200");
+    EXPECT_EQ(other.winner.params, own.winner.params) << FormatShape(shape);
+    EXPECT_EQ(other.tuned_shape, own.tuned_shape);
+    EXPECT_DOUBLE_EQ(other.predicted_time_us, own.predicted_time_us);
+    EXPECT_DOUBLE_EQ(other.expected_slowdown, own.expected_slowdown);
+  }
+  // A shape the other model tuned is answered with its winner there, as it answers itself.
+  const LookupResult tuned = f.Ask(Query(kH100, {1024, 1024}), true);
+  EXPECT_EQ(tuned.rung, LookupRung::kSameArchitecture);
+  EXPECT_THAT(tuned.tuned_shape, ElementsAre(1024, 1024));
+  EXPECT_EQ(tuned.distance, 0);
+  EXPECT_EQ(Tile(tuned), 16);
+  EXPECT_EQ(tuned.expected_slowdown, 0) << "measured there, not predicted";
+  // Without a matrix the nearest shape is all there is (3000x3000: 4096x4096's winner).
+  const LookupResult nearest = f.Ask(Query(kH100, {3000, 3000}), false);
+  EXPECT_EQ(nearest.rung, LookupRung::kSameArchitecture);
+  EXPECT_THAT(nearest.tuned_shape, ElementsAre(4096, 4096));
+  EXPECT_EQ(nearest.expected_slowdown, 0);
+  EXPECT_EQ(f.Ask(Query(kA100, {6000, 6000}), true).rung, LookupRung::kFamilyDefault);
+}
+
 TEST(LadderTest, ExactAnswersEvenWhenStaleBeforeAFreshNearerShape) {
   // The rung comes first: a stale exact match beats a fresh winner of another shape.
   LookupResult r = Ask(Query(kH200, {2048, 2048}),

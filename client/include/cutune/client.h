@@ -100,8 +100,10 @@ struct Answer {
   // Figures measured at tuned_shape (the asked shape only when measured_at_asked_shape).
   double time_us = 0;
   bool measured_at_asked_shape = false;
-  double predicted_time_us = 0;  // rung "predicted"
-  double expected_slowdown = 0;  // rung "predicted": >= 1
+  // Rung "predicted", and "same_architecture" when device_model's prediction model chose it
+  // (figures for device_model); 0 otherwise.
+  double predicted_time_us = 0;
+  double expected_slowdown = 0;  // >= 1 where set
   std::vector<std::string> stale;
   std::string source_hash;
   bool from_table = false;  // answered by the offline table file, not a daemon

@@ -12,7 +12,9 @@ class Answer:
     "same_architecture", "family_default"); `stale` lists provenance that differs (empty: none).
     Time figures were measured at `tuned_shape`, which is the asked shape only when
     `measured_at_asked_shape`; `predicted_time_us` and `expected_slowdown` are set for
-    "predicted". `launch` is the LaunchContract message: what to pass and set to launch `kernel`.
+    "predicted", and for "same_architecture" when another GPU model's prediction model chose it
+    (then they are that model's, `device_model`). `launch` is the LaunchContract message: what
+    to pass and set to launch `kernel`.
     """
 
     __slots__ = ("response", "offline", "_protos")

@@ -141,8 +141,12 @@ class Client:
         request = p.GetBestConfigRequest(
             problem=p.Problem(family=family, shape=list(shape), dtype=dtype),
             include_source=include_source, include_cubin=include_cubin)
+        described = self._described(model)
         if model:
             request.device.model = model
+            if described:
+                (request.device.cc_major, request.device.cc_minor,
+                 request.device.sm_count) = described
         # A launch compiles an offline answer's source in the process (and keeps the cubin on
         # disk) rather than have the CLI compile it again at every start.
         offline = (model, family, shape, dtype, include_source or offline_source,
@@ -179,6 +183,11 @@ class Client:
                        "--json", "--table", self.table]
             if model:
                 command += ["--model", model]
+                described = self._described(model)
+                if described:
+                    command += ["--arch", f"sm_{described[0]}{described[1]}"]
+                    if described[2] > 0:
+                        command += ["--sm-count", str(described[2])]
             source_file, cubin_file = os.path.join(tmp, "source.cu"), os.path.join(tmp, "k.cubin")
             if include_source:
                 command += ["--source", source_file]
@@ -242,6 +251,17 @@ class Client:
             return self.model
         gpu = self._require_gpu()
         return gpu.device_name(gpu.current_device())
+
+    def _described(self, model):
+        """(cc_major, cc_minor, sm_count) of the current GPU when `model` is its name, so that a
+        table without that model answers from another of its architecture; else None."""
+        gpu = self._gpu
+        if gpu is None or not model:
+            return None
+        device = gpu.current_device()
+        if gpu.device_name(device) != model:
+            return None
+        return gpu.capability(device) + (gpu.sm_count(device),)
 
     def _require_gpu(self):
         if self._gpu is None:

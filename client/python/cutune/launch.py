@@ -113,8 +113,15 @@ class Gpu:
         return name.decode() if isinstance(name, bytes) else name
 
     def arch(self, device):
+        major, minor = self.capability(device)
+        return f"sm_{major}{minor}"
+
+    def capability(self, device):
         p = self._props(device)
-        return f"sm_{p['major']}{p['minor']}"
+        return (p["major"], p["minor"])
+
+    def sm_count(self, device):
+        return self._props(device)["multiProcessorCount"]
 
     def device_of(self, view):
         """The device a View's memory is on, asking the driver for plain interface objects."""

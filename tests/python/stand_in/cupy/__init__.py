@@ -22,6 +22,7 @@ compiles = []      # (source, options) compiled
 kernel_semantics = None  # "matmul" (A, B, C, M, N, K) or "transpose" (in, out, rows, cols)
 device_count = 1
 current_device = 0
+device_name = b"NVIDIA H200"   # with 9.0 and 132 SMs: getDeviceProperties
 fail_compile = None   # a log: the next compile fails with it
 fail_load = None      # a message: the next module load fails with it
 _next_address = [0x10000000000]
@@ -35,7 +36,7 @@ def reset():
     compiles.clear()
     _current_stream[0] = _null_stream
     globals().update(kernel_semantics=None, device_count=1, current_device=0, fail_compile=None,
-                     fail_load=None)
+                     fail_load=None, device_name=b"NVIDIA H200")
 
 
 def _allocate(nbytes):
@@ -166,7 +167,7 @@ def _pointer_attributes(ptr):
 
 
 def _device_properties(device):
-    return {"name": b"NVIDIA H200", "major": 9, "minor": 0}
+    return {"name": device_name, "major": 9, "minor": 0, "multiProcessorCount": 132}
 
 
 def _device_count():
