@@ -398,7 +398,6 @@ struct Client::Impl {
     }
     return it->second;
   }
-
 };
 
 Client::Client(ClientOptions options) : impl_(std::make_unique<Impl>()) {
