@@ -140,20 +140,23 @@ CLI::Option* AddProblemOptions(CLI::App* command, ProblemOptions& options) {
       "Device model, e.g. \"NVIDIA H200\" (answers from tables, no GPU needed)");
   device->excludes(uuid)->excludes(model);
   uuid->excludes(model);
-  command
-      ->add_option("--arch", options.arch,
-                   "With --model: its architecture, e.g. sm_90; a model no table holds is then "
-                   "answered from another model of that architecture")
-      ->needs(model)
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            auto cc = ArchCapability(text);
-            return cc.ok() ? "" : std::string(cc.status().message());
-          },
-          "sm_XY"));
+  CLI::Option* arch =
+      command
+          ->add_option("--arch", options.arch,
+                       "With --model: its architecture, e.g. sm_90; a model no table holds is "
+                       "then answered from another model of that architecture")
+          ->needs(model)
+          ->check(CLI::Validator(
+              [](std::string& text) -> std::string {
+                auto cc = ArchCapability(text);
+                return cc.ok() ? "" : std::string(cc.status().message());
+              },
+              "sm_XY"));
   command
       ->add_option("--sm-count", options.sm_count,
-                   "With --arch: the GPU's SM count (sizes persistent kernels' launch grid)")
+                   "With --arch: the GPU's SM count, which sizes a persistent kernel's grid "
+                   "(default: that of the answering model)")
+      ->needs(arch)
       ->check(CLI::Range(1, 100000));
   return shape;
 }

@@ -71,7 +71,16 @@ absl::StatusOr<store::DeviceModel> ModelFromTables(
     if (!model.empty() && m.name == model) return m;
     names.push_back(m.name);
   }
-  if (!model.empty() && described) return *described;
+  if (!model.empty() && described) {
+    store::DeviceModel gpu = *described;
+    // No SM count given: that of a held model of its architecture (the one answering it), not
+    // one SM, so a persistent kernel's grid still fills the GPU.
+    for (const store::DeviceModel& m : *models) {
+      if (gpu.sm_count > 0) break;
+      if (m.cc_major == gpu.cc_major && m.cc_minor == gpu.cc_minor) gpu.sm_count = m.sm_count;
+    }
+    return gpu;
+  }
   if (!model.empty()) {
     // Every name that would have answered, so that a typo is one look away from its fix.
     std::vector<std::string> known;
