@@ -2,9 +2,9 @@
 // the index, tried in order.
 #include "server/store/ladder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -190,12 +190,18 @@ std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const Lad
     return w.device.name != query.device_model && w.shape == query.shape;
   });
   if (exact.winner != nullptr) return Answer(query, LookupRung::kSameArchitecture, exact);
-  std::set<std::string_view> others;
+  std::vector<DeviceModel> tuned;  // each model once: a lookup walks every winner of the family
   for (const WinnerIndex::Entry& e : same_cc) {
-    if (e.winner->device.name != query.device_model) others.insert(e.winner->device.name);
+    const DeviceModel& d = e.winner->device;
+    if (std::none_of(tuned.begin(), tuned.end(),
+                     [&](const DeviceModel& t) { return t.name == d.name; })) {
+      tuned.push_back(d);
+    }
   }
-  for (std::string_view other : others) {
-    if (auto predicted = PredictedBy(query, input, other, LookupRung::kSameArchitecture)) {
+  const std::vector<std::string> serving =
+      ServingModels({query.device_model, query.cc_major, query.cc_minor, 0, 0}, tuned);
+  for (auto other = serving.begin() + 1; other != serving.end(); ++other) {
+    if (auto predicted = PredictedBy(query, input, *other, LookupRung::kSameArchitecture)) {
       return predicted;
     }
   }
@@ -220,6 +226,22 @@ LookupResult Ladder(const LookupQuery& query, const LadderInput& input) {
   result.rung = LookupRung::kFamilyDefault;
   result.winner.params = query.family_default;
   return result;
+}
+
+std::vector<std::string> ServingModels(const DeviceModel& device,
+                                       const std::vector<DeviceModel>& known) {
+  std::vector<std::string> out{device.name};
+  std::vector<std::string> same_architecture;
+  for (const DeviceModel& m : known) {
+    if (m.name != device.name && m.cc_major == device.cc_major && m.cc_minor == device.cc_minor) {
+      same_architecture.push_back(m.name);
+    }
+  }
+  std::sort(same_architecture.begin(), same_architecture.end());
+  same_architecture.erase(std::unique(same_architecture.begin(), same_architecture.end()),
+                          same_architecture.end());
+  out.insert(out.end(), same_architecture.begin(), same_architecture.end());
+  return out;
 }
 
 std::vector<std::string> StaleFields(const Provenance& tuned, const Provenance& now) {

@@ -112,6 +112,13 @@ struct LadderInput {
   const ModelMap* models = nullptr;  // none: no PREDICTED rung
 };
 
+// The device models whose tuning serves `device`, in the ladder's order: the device's own model,
+// then every other model in `known` of the same compute capability, by name. The same-
+// architecture rung and the quick sweep's start (quick_start.h) both go by it: an H100 with no
+// tuning of its own is served by an H200's; an A100 is not.
+std::vector<std::string> ServingModels(const DeviceModel& device,
+                                       const std::vector<DeviceModel>& known);
+
 // Never fails: with nothing that matches, the answer is the family default.
 LookupResult Ladder(const LookupQuery& query, const LadderInput& input);
 

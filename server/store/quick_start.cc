@@ -6,22 +6,6 @@
 
 namespace cutune::store {
 
-std::vector<std::string> ServingModels(const DeviceModel& device,
-                                       const std::vector<DeviceModel>& known) {
-  std::vector<std::string> out{device.name};
-  std::vector<std::string> same_architecture;
-  for (const DeviceModel& m : known) {
-    if (m.name != device.name && m.cc_major == device.cc_major && m.cc_minor == device.cc_minor) {
-      same_architecture.push_back(m.name);
-    }
-  }
-  std::sort(same_architecture.begin(), same_architecture.end());
-  same_architecture.erase(std::unique(same_architecture.begin(), same_architecture.end()),
-                          same_architecture.end());
-  out.insert(out.end(), same_architecture.begin(), same_architecture.end());
-  return out;
-}
-
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
                                                const Shape& shape, const Params& baseline) {

@@ -9,19 +9,14 @@
 
 #include "absl/status/statusor.h"
 #include "server/core/types.h"
+#include "server/store/ladder.h"
 #include "server/store/store.h"
 #include "server/store/winner.h"
 
 namespace cutune::store {
 
-// The device models whose tuning serves `device`, in the lookup ladder's order (ladder.h): the
-// device's own model, then every other known model of the same compute capability, by name. An
-// H100 with no tuning of its own starts from an H200's; an A100 does not.
-std::vector<std::string> ServingModels(const DeviceModel& device,
-                                       const std::vector<DeviceModel>& known);
-
 // Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in).
-// For each serving model in turn, while there is room: its prediction model's portfolio ranked
+// For each serving model in turn (ServingModels, ladder.h), while there is room: its prediction model's portfolio ranked
 // for `shape`, then its other winners of `family`, nearest shape first. Without the second
 // model a device with no tuning of its own started from `baseline` alone, and the descent from
 // there stops at a local optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full
