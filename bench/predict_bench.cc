@@ -1,14 +1,16 @@
 // cutune-predict-bench: how good the PREDICTED rung's answers are, from tuning tables (no GPU).
-//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json --unseen tables/grid/unseen.txt]
+//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json... --unseen tables/grid/unseen.txt]
+//                        [--device MODEL]
 // 1. Imports GRID.json into a fresh store (as cutuned --tables would) and prints, per device
 //    model and family, the leave-one-shape-out evaluation the store's prediction model was
 //    calibrated with: per tuned shape, its own winner's time over the time of the member picked
 //    without it (model) and of the nearest other tuned shape's winner (nearest), as median,
 //    10th percentile and worst.
 // 2. With --measured and --unseen: for each FAMILY SHAPE of the unseen list, the answer a table
-//    server with GRID.json gives (rung, configuration, expected slowdown), its time measured at
-//    that shape in ALL_ROWS.json (a table with rows that also measured it there), and the
-//    shape's own tuned best there.
+//    server with GRID.json gives the asking GPU (--device, default the H200; a model the table
+//    does not hold, such as an H100, is answered from its architecture), its time measured at
+//    that shape in ALL_ROWS.json (tables with rows that also measured it there, on that GPU),
+//    and the shape's own tuned best there.
 // 3. The lookup latency through Store::Lookup (median and p99 over many asks).
 #include <algorithm>
 #include <chrono>
@@ -63,28 +65,32 @@ std::string Spread(std::vector<double> r) {
   return b;
 }
 
-absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::string& path, const std::string& db) {
+// A fresh store at DB holding the tables of PATHS, imported in order (keep-faster).
+absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::vector<std::string>& paths,
+                                                   const std::string& db) {
   std::filesystem::remove(db);
   std::filesystem::remove(db + "-wal");
   std::filesystem::remove(db + "-shm");
   auto opened = store::Store::Open(db, service::StoreRules());
   if (!opened.ok()) return opened.status();
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
   std::set<std::string> families;
   for (const auto* f : kernels::AllFamilies()) families.insert(std::string(f->name()));
-  auto stats = store::ImportTable(**opened, text.str(),
-                                  {.known_families = families,
-                                   .policy = store::MergePolicy::kKeepFaster,
-                                   .validator = service::FamilyRules()});
-  if (!stats.ok()) return stats.status();
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError("cannot read " + path);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto stats = store::ImportTable(**opened, text.str(),
+                                    {.known_families = families,
+                                     .policy = store::MergePolicy::kKeepFaster,
+                                     .validator = service::FamilyRules()});
+    if (!stats.ok()) return absl::Status(stats.status().code(), path + ": " + std::string(stats.status().message()));
+  }
   return opened;
 }
 
-int Run(const std::string& table, const std::string& measured, const std::string& unseen,
-        const std::string& csv_path) {
+int Run(const std::string& table, const std::vector<std::string>& measured,
+        const std::string& unseen, const std::string& device, const std::string& csv_path) {
   std::ofstream csv;
   if (!csv_path.empty()) {
     csv.open(csv_path);
@@ -95,7 +101,7 @@ int Run(const std::string& table, const std::string& measured, const std::string
     csv << "family,shape,model_ratio,nearest_ratio,best_member_ratio,predicted_slowdown,"
            "actual_slowdown,time_ratio\n";
   }
-  auto grid = Load(table, "/tmp/cutune-predict-bench-grid.db");
+  auto grid = Load({table}, "/tmp/cutune-predict-bench-grid.db");
   if (!grid.ok()) {
     std::fprintf(stderr, "%s: %s\n", table.c_str(), std::string(grid.status().message()).c_str());
     return 1;
@@ -161,10 +167,11 @@ int Run(const std::string& table, const std::string& measured, const std::string
     absl::StatusOr<std::unique_ptr<store::Store>> all = absl::NotFoundError("no --measured");
     if (!measured.empty()) all = Load(measured, "/tmp/cutune-predict-bench-all.db");
     if (!measured.empty() && !all.ok()) {
-      std::fprintf(stderr, "%s: %s\n", measured.c_str(), std::string(all.status().message()).c_str());
+      std::fprintf(stderr, "%s\n", std::string(all.status().message()).c_str());
       return 1;
     }
-    std::printf("\n== unseen shapes: the table server's answer, timed at the shape ==\n");
+    std::printf("\n== unseen shapes: the table server's answer to %s, timed at the shape ==\n",
+                device.c_str());
     std::printf("%-10s %-16s %-14s %9s %11s %11s %11s %8s\n", "family", "shape", "rung",
                 "expected", "predicted", "answer us", "tuned us", "ratio");
     std::ifstream in(unseen);
@@ -179,7 +186,7 @@ int Run(const std::string& table, const std::string& measured, const std::string
       const kernels::KernelFamily* f = kernels::FindFamily(family);
       if (!shape.ok() || f == nullptr) continue;
       store::LookupQuery q;
-      q.device_model = "NVIDIA H200";
+      q.device_model = device;
       q.cc_major = 9;
       q.family = family;
       q.shape = *shape;
@@ -248,15 +255,21 @@ int Run(const std::string& table, const std::string& measured, const std::string
 int main(int argc, char** argv) {
   CLI::App app("cutune-predict-bench: leave-one-shape-out and unseen-shape evaluation of the "
                "PREDICTED rung from tuning tables");
-  std::string table, measured, unseen;
+  std::string table, unseen, device = "NVIDIA H200";
+  std::vector<std::string> measured;
   app.add_option("--table", table, "The grid table (with portfolios or rows)")->required();
   app.add_option("--measured", measured,
-                 "A table with rows that measured the unseen shapes (without: answers only)");
+                 "Tables with rows that measured the unseen shapes on --device (without: answers "
+                 "only)");
+  app.add_option("--device", device,
+                 "The GPU model asking for the unseen shapes, whose rows --measured holds (an "
+                 "sm_90 model the table does not hold is answered from its architecture)")
+      ->capture_default_str();
   app.add_option("--unseen", unseen, "FAMILY SHAPE per line (tables/grid/unseen.txt)");
   std::string csv;
   app.add_option("--csv", csv,
                  "Also write every held-out shape's figures here (CSV, one row per shape: the "
                  "model's ratio, the nearest rule's, the best member's, the slowdowns)");
   CLI11_PARSE(app, argc, argv);
-  return cutune::Run(table, measured, unseen, csv);
+  return cutune::Run(table, measured, unseen, device, csv);
 }
