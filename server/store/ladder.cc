@@ -171,26 +171,11 @@ std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInpu
   return PredictedBy(query, input, query.device_model, LookupRung::kPredicted);
 }
 
-// Rung 3: the nearest shape tuned on the query's own model.
-std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderInput& input) {
-  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
-  return Answer(query, LookupRung::kNearestShape,
-                BestOf(query, own, [](const Winner&) { return true; }));
-}
-
-// Rung 4: another model of the same compute capability, answering as it answers itself: its
-// winner of the very shape, else the member its prediction model picks for the shape (the first
-// such model by name that has a matrix), else its nearest tuned shape. An H100 asking a table
-// server holding the H200 grid gets the H200's answer, labelled SAME_ARCHITECTURE with the H200's
-// figures.
-std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const LadderInput& input) {
-  auto same_cc =
-      input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
-  const Pick exact = BestOf(query, same_cc, [&](const Winner& w) {
-    return w.device.name != query.device_model && w.shape == query.shape;
-  });
-  if (exact.winner != nullptr) return Answer(query, LookupRung::kSameArchitecture, exact);
-  std::vector<DeviceModel> tuned;  // each model once: a lookup walks every winner of the family
+// The same-architecture models that serve the query's device, by name (ServingModels less the
+// device's own model), each collected once: a lookup walks every winner of the family.
+std::vector<std::string> OtherServingModels(const LookupQuery& query,
+                                            std::span<const WinnerIndex::Entry> same_cc) {
+  std::vector<DeviceModel> tuned;
   for (const WinnerIndex::Entry& e : same_cc) {
     const DeviceModel& d = e.winner->device;
     if (std::none_of(tuned.begin(), tuned.end(),
@@ -198,13 +183,48 @@ std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const Lad
       tuned.push_back(d);
     }
   }
-  const std::vector<std::string> serving =
+  std::vector<std::string> serving =
       ServingModels({query.device_model, query.cc_major, query.cc_minor, 0, 0}, tuned);
-  for (auto other = serving.begin() + 1; other != serving.end(); ++other) {
-    if (auto predicted = PredictedBy(query, input, *other, LookupRung::kSameArchitecture)) {
+  serving.erase(serving.begin());
+  return serving;
+}
+
+// Rung 3: another model of the same compute capability, answering as it answers itself where it
+// measured or predicted: its winner of the very shape, else the member its prediction model
+// picks for the shape (the first such model by name that has a matrix). An H100 asking a table
+// server holding the H200 grid gets the H200's answer, labelled SAME_ARCHITECTURE with the
+// H200's figures. It ranks above the own model's nearest shape: on an H100, the H200 grid's
+// answers were 98.5% of the H100's own full sweeps at the median and 89.2% at worst over 13
+// untuned shapes, where the H100's own nearest tuned shape among the other 12 was 80.9% and
+// 30.8% (bench/results/unseen-shapes.md, section 19).
+std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const LadderInput& input) {
+  auto same_cc =
+      input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
+  const Pick exact = BestOf(query, same_cc, [&](const Winner& w) {
+    return w.device.name != query.device_model && w.shape == query.shape;
+  });
+  if (exact.winner != nullptr) return Answer(query, LookupRung::kSameArchitecture, exact);
+  for (const std::string& other : OtherServingModels(query, same_cc)) {
+    if (auto predicted = PredictedBy(query, input, other, LookupRung::kSameArchitecture)) {
       return predicted;
     }
   }
+  return std::nullopt;
+}
+
+// Rung 4: the nearest shape tuned on the query's own model.
+std::optional<LookupResult> NearestShape(const LookupQuery& query, const LadderInput& input) {
+  auto own = input.winners.OfModel(query.family, query.dtype, query.device_model);
+  return Answer(query, LookupRung::kNearestShape,
+                BestOf(query, own, [](const Winner&) { return true; }));
+}
+
+// Rung 5: the nearest shape tuned on another model of the same compute capability (none of
+// them has a matrix or the exact shape), labelled SAME_ARCHITECTURE.
+std::optional<LookupResult> SameArchitectureNearestShape(const LookupQuery& query,
+                                                         const LadderInput& input) {
+  auto same_cc =
+      input.winners.OfArchitecture(query.family, query.dtype, query.cc_major, query.cc_minor);
   return Answer(query, LookupRung::kSameArchitecture, BestOf(query, same_cc, [&](const Winner& w) {
                   return w.device.name != query.device_model;
                 }));
@@ -214,7 +234,8 @@ using RungFn = std::optional<LookupResult> (*)(const LookupQuery&, const LadderI
 
 // The rungs in order; the first that answers wins, and the family default answers when none
 // does. A new rung is a function here, inserted where it ranks.
-constexpr RungFn kRungs[] = {Exact, Predicted, NearestShape, SameArchitecture};
+constexpr RungFn kRungs[] = {Exact, Predicted, SameArchitecture, NearestShape,
+                             SameArchitectureNearestShape};
 
 }  // namespace
 

@@ -3,9 +3,10 @@
 // and asks Ladder() on every lookup; tests build one from a few winners.
 //
 // Rungs, in order (the first that answers wins): exact (own model, same shape) -> predicted (a
-// portfolio member chosen by the own model's prediction model, predict/model.h) -> nearest shape
-// on the own model -> another model of the same compute capability (the member its prediction
-// model picks, else its nearest shape) -> family default. Within a rung: shape distance, then a winner of the current source hash before a
+// portfolio member chosen by the own model's prediction model, predict/model.h) -> another model
+// of the same compute capability where it measured or predicted the shape (its winner there, else
+// the member its prediction model picks) -> nearest shape on the own model -> the nearest shape
+// on another model of the same compute capability -> family default. Within a rung: shape distance, then a winner of the current source hash before a
 // stale one, then fewer stale fields, then speed, then model name.
 #pragma once
 

@@ -70,9 +70,14 @@ TEST_F(LookupTest, WalksTheLadder) {
   LookupResult rank = store_->Lookup(Query(H200(), {64, 64, 64}));
   EXPECT_EQ(rank.rung, LookupRung::kFamilyDefault);
 
-  // An H100 asking for 4096x4096: its own model only has 8192x8192 -> nearest shape beats
-  // the exact H200 result on the architecture rung.
-  LookupResult own = store_->Lookup(Query(H100(), {4096, 4096}));
+  // An H100 asking for 4096x4096: the H200's winner measured at the shape beats the H100's
+  // own nearest shape (8192x8192); for 8192x4096 the H200 has neither the shape nor a matrix,
+  // so the own nearest shape answers.
+  LookupResult arch_exact = store_->Lookup(Query(H100(), {4096, 4096}));
+  EXPECT_EQ(arch_exact.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(arch_exact.device_model, "NVIDIA H200");
+  EXPECT_EQ(arch_exact.distance, 0);
+  LookupResult own = store_->Lookup(Query(H100(), {8192, 4096}));
   EXPECT_EQ(own.rung, LookupRung::kNearestShape);
   EXPECT_EQ(own.device_model, "NVIDIA H100 80GB HBM3");
 
