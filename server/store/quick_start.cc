@@ -18,19 +18,32 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
       start.push_back(p);
     }
   };
-  for (const std::string& model : ServingModels(device, *known)) {
-    if (start.size() >= predict::kMaxMembers) break;
-    if (auto predictor = store.PredictionModel(model, family, dtype)) {
-      for (const Params& p : predictor->Ranked(shape)) add(p);
-    }
-    absl::StatusOr<std::vector<Winner>> winners = store.ListWinners(model);
+  // The serving models' winners of this family, own model first.
+  const std::vector<std::string> serving = ServingModels(device, *known);
+  std::vector<std::vector<predict::TunedShape>> tuned(serving.size());
+  for (size_t m = 0; m < serving.size(); ++m) {
+    absl::StatusOr<std::vector<Winner>> winners = store.ListWinners(serving[m]);
     if (!winners.ok()) return winners.status();
-    std::vector<predict::TunedShape> tuned;
     for (const Winner& w : *winners) {
       if (w.family != family || w.dtype != dtype) continue;
-      tuned.push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
+      tuned[m].push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
     }
-    for (const Params& p : predict::NearestWinners(tuned, shape)) add(p);
+  }
+  // In the ladder's order: each serving model's winner of this very shape and its portfolio
+  // ranked for the shape by its prediction model (EXACT and PREDICTED, then SAME_ARCHITECTURE);
+  // then each one's other winners, nearest shape first (NEAREST_SHAPE, then the architecture's).
+  for (size_t m = 0; m < serving.size(); ++m) {
+    for (const predict::TunedShape& t : tuned[m]) {
+      if (t.shape == shape) add(t.winner);
+    }
+    // A model without a matrix predicts nothing: its winners come in the nearest-shape step.
+    auto predictor = store.PredictionModel(serving[m], family, dtype);
+    if (predictor != nullptr && predictor->HasMatrix()) {
+      for (const Params& p : predictor->Ranked(shape)) add(p);
+    }
+  }
+  for (const auto& models_tuned : tuned) {
+    for (const Params& p : predict::NearestWinners(models_tuned, shape)) add(p);
   }
   if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
   return start;

@@ -15,12 +15,16 @@
 
 namespace cutune::store {
 
-// Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in).
-// For each serving model in turn (ServingModels, ladder.h), while there is room: its prediction model's portfolio ranked
-// for `shape`, then its other winners of `family`, nearest shape first. Without the second
-// model a device with no tuning of its own started from `baseline` alone, and the descent from
-// there stops at a local optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full
-// sweep reaches 87-105%; bench/results/unseen-shapes.md section 18).
+// Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in),
+// in the lookup ladder's order (ladder.h) over the serving models (ServingModels: the device's
+// own model, then its architecture's) while there is room: for each model, its winner of
+// `shape` and its prediction model's portfolio ranked for `shape`; then for each model, its
+// other winners of `family`, nearest shape first. Without the architecture's models a device with no tuning of
+// its own started from `baseline` alone, and the descent from there stops at a local optimum of
+// naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
+// bench/results/unseen-shapes.md section 18); with its own winners before the architecture's
+// portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
+// it worse (section 19).
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
                                                const Shape& shape, const Params& baseline);

@@ -1,5 +1,6 @@
-// The starting set of a quick sweep: the device's own tuning first, then that of devices of its
-// architecture, then the baseline. A device with no tuning of its own used to start from the
+// The starting set of a quick sweep, in the lookup ladder's order: the device's own tuning of the
+// shape and its portfolio, then its architecture's, then the winners of other shapes (own first),
+// then the baseline. A device with no tuning of its own used to start from the
 // baseline alone.
 #include "server/store/quick_start.h"
 
@@ -14,6 +15,7 @@ namespace {
 
 using testing::A100;
 using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
 using testing::H100;
 using testing::H200;
 using testing::Ok;
@@ -81,6 +83,34 @@ TEST_F(QuickStartTest, TheDevicesOwnTuningComesFirst) {
   RunSweep(*store_, H100(), "transpose", {8192, 8192}, Prov(), {Ok(Tile(128), 200.0)});
   EXPECT_THAT(Start(H100(), {1000, 1000}), ElementsAre(Tile(128), Tile(32), Tile(64), kBaseline));
   EXPECT_THAT(Start(H200(), {1000, 1000}), ElementsAre(Tile(32), Tile(64), Tile(128), kBaseline));
+}
+
+// With a prediction model, the architecture's portfolio ranked for the shape comes before the
+// device's own winners of other shapes, as the ladder ranks it: 40 own winners left the H200's
+// portfolio out of the 32 places before.
+TEST_F(QuickStartTest, TheArchitecturesPortfolioComesBeforeOwnWinnersOfOtherShapes) {
+  // Tiles 16, 32 and 64 measured at six more H200 shapes: a matrix, so a portfolio it ranks.
+  for (int64_t n : {256, 512, 2048, 4096, 8192, 32768}) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    RunSweep(*store_, H200(), "transpose", {n, n}, Prov(),
+             {Ok(Tile(16), work * (n < 2048 ? 1.0 : 1.4)), Ok(Tile(32), work * 1.2),
+              Ok(Tile(64), work * (n < 2048 ? 1.4 : 1.0))});
+  }
+  auto h200 = store_->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_TRUE(h200 != nullptr && h200->HasMatrix());
+  for (int64_t t = 100; t < 140; ++t) {
+    RunSweep(*store_, H100(), "transpose", {t * 64, 4096}, Prov(), {Ok(Tile(t), 50.0)});
+  }
+  const std::vector<Params> start = Start(H100(), {1000, 1000});
+  ASSERT_EQ(start.size(), 33u) << "32 and the baseline";
+  EXPECT_THAT(std::vector<Params>(start.begin(), start.begin() + 3),
+              UnorderedElementsAre(Tile(16), Tile(32), Tile(64)))
+      << "the H200's portfolio, ranked for the shape";
+  EXPECT_EQ(start[3], Tile(100)) << "then the own winners, nearest shape first";
+  EXPECT_EQ(start.back(), kBaseline);
+  // An own winner of the very shape still comes first.
+  RunSweep(*store_, H100(), "transpose", {1000, 1000}, Prov(), {Ok(Tile(7), 9.0)});
+  EXPECT_EQ(Start(H100(), {1000, 1000})[0], Tile(7));
 }
 
 TEST_F(QuickStartTest, TheBaselineIsListedOnce) {
