@@ -1,6 +1,6 @@
 // cutune-predict-bench: how good the PREDICTED rung's answers are, from tuning tables (no GPU).
-//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json... --unseen tables/grid/unseen.txt]
-//                        [--device MODEL]
+//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json...
+//                        --unseen tables/grid/unseen.txt] [--device MODEL]
 // 1. Imports GRID.json into a fresh store (as cutuned --tables would) and prints, per device
 //    model and family, the leave-one-shape-out evaluation the store's prediction model was
 //    calibrated with: per tuned shape, its own winner's time over the time of the member picked
@@ -84,7 +84,10 @@ absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::vector<std::string
                                     {.known_families = families,
                                      .policy = store::MergePolicy::kKeepFaster,
                                      .validator = service::FamilyRules()});
-    if (!stats.ok()) return absl::Status(stats.status().code(), path + ": " + std::string(stats.status().message()));
+    if (!stats.ok()) {
+      return absl::Status(stats.status().code(),
+                          path + ": " + std::string(stats.status().message()));
+    }
   }
   return opened;
 }

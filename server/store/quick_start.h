@@ -19,9 +19,9 @@ namespace cutune::store {
 // in the lookup ladder's order (ladder.h) over the serving models (ServingModels: the device's
 // own model, then its architecture's) while there is room: for each model, its winner of
 // `shape` and its prediction model's portfolio ranked for `shape`; then for each model, its
-// other winners of `family`, nearest shape first. Without the architecture's models a device with no tuning of
-// its own started from `baseline` alone, and the descent from there stops at a local optimum of
-// naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
+// other winners of `family`, nearest shape first. Without the architecture's models a device with
+// no tuning of its own started from `baseline` alone, and the descent from there stops at a local
+// optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
 // bench/results/unseen-shapes.md section 18); with its own winners before the architecture's
 // portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
 // it worse (section 19).

@@ -15,13 +15,13 @@ namespace {
 
 using testing::A100;
 using ::testing::ElementsAre;
-using ::testing::UnorderedElementsAre;
 using testing::H100;
 using testing::H200;
 using testing::Ok;
 using testing::Prov;
 using testing::RunSweep;
 using testing::TempDir;
+using ::testing::UnorderedElementsAre;
 
 DeviceModel ModelOf(const DeviceDescription& d) {
   return {d.name, d.cc_major, d.cc_minor, d.sm_count, d.total_memory_bytes};
