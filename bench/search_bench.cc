@@ -2,18 +2,24 @@
 // many evaluations, replayed on recorded sweeps (bench/data/<gpu>/<family>-<shape>.csv: every
 // candidate of a default space measured on a real GPU). No GPU needed; deterministic per seed.
 // The design target: within 3% of the brute-force optimum with at most 15% of the evaluations,
-// median over seeds.
+// median over seeds. With --table, `quick` starts where a daemon holding only that table starts
+// it for --device (its quick start: the table's portfolio and winners, or those of a model of
+// the same compute capability); without, from the family baseline alone. Quick is deterministic,
+// so one seed is enough for it.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "kernels/family.h"
+#include "server/service/offline_table.h"
 #include "server/tuner/replay.h"
 
 namespace {
@@ -52,7 +58,33 @@ int main(int argc, char** argv) {
                  "sweep's: twice the compile threads)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  std::string table_path, device_name = "NVIDIA H200";
+  std::string capability = "9.0";
+  app.add_option("--table", table_path,
+                 "A tuning table: quick starts as a daemon holding only it starts (else from "
+                 "the family baseline)");
+  app.add_option("--device", device_name, "The GPU model asking, for --table's quick start")
+      ->capture_default_str();
+  app.add_option("--cc", capability, "--device's compute capability (MAJOR.MINOR)")
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+
+  std::unique_ptr<service::OfflineTable> table;
+  store::DeviceModel device{device_name, 0, 0, 0, 0};
+  if (!table_path.empty()) {
+    auto opened = service::OfflineTable::Open(table_path);
+    if (!opened.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(opened.status().message()).c_str());
+      return 4;
+    }
+    table = *std::move(opened);
+    const std::vector<std::string> cc = absl::StrSplit(capability, '.');
+    if (cc.size() != 2 || !absl::SimpleAtoi(cc[0], &device.cc_major) ||
+        !absl::SimpleAtoi(cc[1], &device.cc_minor)) {
+      std::fprintf(stderr, "--cc wants MAJOR.MINOR, not '%s'\n", capability.c_str());
+      return 4;
+    }
+  }
 
   std::vector<std::filesystem::path> files;
   std::error_code ec;
@@ -91,13 +123,27 @@ int main(int argc, char** argv) {
     const auto valid = static_cast<int64_t>(candidates.candidates.size());
     const int64_t budget = std::max<int64_t>(
         1, static_cast<int64_t>(std::ceil(fraction * static_cast<double>(valid))));
+    std::vector<Params> start;
+    if (table != nullptr) {
+      auto shape = ParseShape(parts.size() == 2 ? parts[1] : "");
+      auto started = shape.ok() ? table->QuickStart(device, *family, DType::kF32, *shape)
+                                : absl::StatusOr<std::vector<Params>>(shape.status());
+      if (!started.ok()) {
+        std::fprintf(stderr, "%s: %s\n", file.c_str(),
+                     std::string(started.status().message()).c_str());
+        return 4;
+      }
+      start = *std::move(started);
+    }
     for (const std::string& strategy : strategies) {
       std::vector<double> gaps;
       int64_t evaluations = 0;
-      for (int seed = 1; seed <= seeds; ++seed) {
+      const int runs = strategy == "quick" ? 1 : seeds;
+      for (int seed = 1; seed <= runs; ++seed) {
         auto run =
             tuner::Replay(space, candidates, *recorded, strategy, static_cast<uint64_t>(seed),
-                          strategy == "brute_force" ? 0 : budget, window);
+                          strategy == "brute_force" || strategy == "quick" ? 0 : budget, window,
+                          strategy == "quick" ? start : std::vector<Params>{});
         if (!run.ok()) {
           std::fprintf(stderr, "%s: %s\n", file.c_str(),
                        std::string(run.status().message()).c_str());
