@@ -1,5 +1,5 @@
 // cutune-predict-bench: how good the PREDICTED rung's answers are, from tuning tables (no GPU).
-//   cutune-predict-bench --table GRID.json [--measured ALL_ROWS.json...
+//   cutune-predict-bench --table GRID.json... [--measured ALL_ROWS.json...
 //                        --unseen tables/grid/unseen.txt] [--device MODEL]
 // 1. Imports GRID.json into a fresh store (as cutuned --tables would) and prints, per device
 //    model and family, the leave-one-shape-out evaluation the store's prediction model was
@@ -22,6 +22,7 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "absl/strings/str_join.h"
 #include "kernels/family.h"
 #include "server/core/files.h"
 #include "server/service/tuner_service.h"
@@ -92,7 +93,7 @@ absl::StatusOr<std::unique_ptr<store::Store>> Load(const std::vector<std::string
   return opened;
 }
 
-int Run(const std::string& table, const std::vector<std::string>& measured,
+int Run(const std::vector<std::string>& tables, const std::vector<std::string>& measured,
         const std::string& unseen, const std::string& device, const std::string& csv_path) {
   std::ofstream csv;
   if (!csv_path.empty()) {
@@ -104,9 +105,10 @@ int Run(const std::string& table, const std::vector<std::string>& measured,
     csv << "family,shape,model_ratio,nearest_ratio,best_member_ratio,predicted_slowdown,"
            "actual_slowdown,time_ratio\n";
   }
-  auto grid = Load({table}, "/tmp/cutune-predict-bench-grid.db");
+  auto grid = Load(tables, "/tmp/cutune-predict-bench-grid.db");
+  const std::string table = absl::StrJoin(tables, ", ");
   if (!grid.ok()) {
-    std::fprintf(stderr, "%s: %s\n", table.c_str(), std::string(grid.status().message()).c_str());
+    std::fprintf(stderr, "%s\n", std::string(grid.status().message()).c_str());
     return 1;
   }
   std::printf("== leave-one-shape-out on %s ==\n", table.c_str());
@@ -258,9 +260,13 @@ int Run(const std::string& table, const std::vector<std::string>& measured,
 int main(int argc, char** argv) {
   CLI::App app("cutune-predict-bench: leave-one-shape-out and unseen-shape evaluation of the "
                "PREDICTED rung from tuning tables");
-  std::string table, unseen, device = "NVIDIA H200";
+  std::string unseen, device = "NVIDIA H200";
+  std::vector<std::string> table;
   std::vector<std::string> measured;
-  app.add_option("--table", table, "The grid table (with portfolios or rows)")->required();
+  app.add_option("--table", table,
+                 "The grid table (with portfolios or rows); several are imported together, as "
+                 "cutuned --tables would")
+      ->required();
   app.add_option("--measured", measured,
                  "Tables with rows that measured the unseen shapes on --device (without: answers "
                  "only)");
