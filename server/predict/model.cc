@@ -407,4 +407,55 @@ Model Model::Train(const std::vector<TunedShape>& tuned,
   return model;
 }
 
+Judgement JudgeAnswers(const std::vector<TunedShape>& tuned,
+                       const std::vector<Observation>& observations, const AnswerFn& answer) {
+  std::map<std::pair<Shape, Params>, double> fastest;
+  auto note = [&](const Shape& shape, const Params& params, double us) {
+    if (!(us > 0)) return;
+    auto [it, fresh] = fastest.try_emplace({shape, params}, us);
+    if (!fresh) it->second = std::min(it->second, us);
+  };
+  for (const Observation& o : observations) note(o.shape, o.params, o.time_us);
+  for (const TunedShape& t : tuned) note(t.shape, t.winner, t.winner_us);
+  Judgement out;
+  for (const TunedShape& t : tuned) {
+    if (!(t.winner_us > 0)) continue;
+    if (std::find(out.shapes.begin(), out.shapes.end(), t.shape) != out.shapes.end()) continue;
+    const std::optional<Params> params = answer(t.shape);
+    if (!params) continue;
+    auto measured = fastest.find({t.shape, *params});
+    if (measured == fastest.end()) continue;
+    out.shapes.push_back(t.shape);
+    out.ratio.push_back(t.winner_us / measured->second);
+  }
+  return out;
+}
+
+bool Comparison::OtherIsBetter() const {
+  return shapes >= Model::kMinPredictedShapes && other > own;
+}
+
+Comparison CompareOnOwnShapes(const Evaluation& own, const Judgement& other) {
+  Comparison out;
+  double own_log = 0;
+  double other_log = 0;
+  for (size_t i = 0; i < own.shapes.size(); ++i) {
+    auto at = std::find(other.shapes.begin(), other.shapes.end(), own.shapes[i]);
+    if (at == other.shapes.end() || !(own.model_ratio[i] > 0) ||
+        !(other.ratio[static_cast<size_t>(at - other.shapes.begin())] > 0)) {
+      continue;
+    }
+    // A ratio over 1 is a winner re-measured slower than its rival: noise, counted as a tie.
+    own_log += std::log(std::min(1.0, own.model_ratio[i]));
+    other_log +=
+        std::log(std::min(1.0, other.ratio[static_cast<size_t>(at - other.shapes.begin())]));
+    ++out.shapes;
+  }
+  if (out.shapes > 0) {
+    out.own = std::exp(own_log / static_cast<double>(out.shapes));
+    out.other = std::exp(other_log / static_cast<double>(out.shapes));
+  }
+  return out;
+}
+
 }  // namespace cutune::predict

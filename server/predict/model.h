@@ -88,6 +88,31 @@ struct Evaluation {
   std::vector<double> time_ratio;
 };
 
+// Another rule's answers judged on one device's measurements: per tuned shape of the device
+// where the rule answers a configuration the device measured there, the shape's own winner time
+// over the configuration's time (the ratio Evaluation::model_ratio holds for the device's own
+// model, held out). The measured time of a configuration is its fastest observation at the shape.
+struct Judgement {
+  std::vector<Shape> shapes;
+  std::vector<double> ratio;
+};
+using AnswerFn = std::function<std::optional<Params>(const Shape& shape)>;
+Judgement JudgeAnswers(const std::vector<TunedShape>& tuned,
+                       const std::vector<Observation>& observations, const AnswerFn& answer);
+
+// Two rules on the shapes both were judged at: how many, and the geometric mean of each's
+// ratios there (0 at none).
+struct Comparison {
+  size_t shapes = 0;
+  double own = 0;
+  double other = 0;
+  // Whether the other rule serves the device better than its own model: judged at no fewer
+  // shapes than a model needs to predict at all (Model::kMinPredictedShapes), and better on
+  // them. A tie goes to the own model.
+  bool OtherIsBetter() const;
+};
+Comparison CompareOnOwnShapes(const Evaluation& own, const Judgement& other);
+
 class Model {
  public:
   Model() = default;

@@ -167,7 +167,12 @@ std::optional<LookupResult> PredictedBy(const LookupQuery& query, const LadderIn
 }
 
 // Rung 2: the portfolio member the own model's prediction model picks for the shape.
+// Nothing where the own model gives way to another's (ChooseDeferrals): rung 3 answers.
 std::optional<LookupResult> Predicted(const LookupQuery& query, const LadderInput& input) {
+  if (input.deferrals != nullptr &&
+      input.deferrals->count(ModelKey{query.device_model, query.family, query.dtype})) {
+    return std::nullopt;
+  }
   return PredictedBy(query, input, query.device_model, LookupRung::kPredicted);
 }
 
@@ -191,7 +196,8 @@ std::vector<std::string> OtherServingModels(const LookupQuery& query,
 
 // Rung 3: another model of the same compute capability, answering as it answers itself where it
 // measured or predicted: its winner of the very shape, else the member its prediction model
-// picks for the shape (the first such model by name that has a matrix). An H100 asking a table
+// picks for the shape (the model the own one gives way to first, then by name, the first that
+// has a matrix). An H100 asking a table
 // server holding the H200 grid gets the H200's answer, labelled SAME_ARCHITECTURE with the
 // H200's figures. It ranks above the own model's nearest shape: on an H100, the H200 grid's
 // answers were 98.5% of the H100's own full sweeps at the median and 89.2% at worst over 13
@@ -204,7 +210,15 @@ std::optional<LookupResult> SameArchitecture(const LookupQuery& query, const Lad
     return w.device.name != query.device_model && w.shape == query.shape;
   });
   if (exact.winner != nullptr) return Answer(query, LookupRung::kSameArchitecture, exact);
-  for (const std::string& other : OtherServingModels(query, same_cc)) {
+  std::vector<std::string> others = OtherServingModels(query, same_cc);
+  if (input.deferrals != nullptr) {
+    auto deferred = input.deferrals->find(ModelKey{query.device_model, query.family, query.dtype});
+    if (deferred != input.deferrals->end()) {
+      auto at = std::find(others.begin(), others.end(), deferred->second);
+      if (at != others.end()) std::rotate(others.begin(), at, at + 1);
+    }
+  }
+  for (const std::string& other : others) {
     if (auto predicted = PredictedBy(query, input, other, LookupRung::kSameArchitecture)) {
       return predicted;
     }
@@ -262,6 +276,66 @@ std::vector<std::string> ServingModels(const DeviceModel& device,
   same_architecture.erase(std::unique(same_architecture.begin(), same_architecture.end()),
                           same_architecture.end());
   out.insert(out.end(), same_architecture.begin(), same_architecture.end());
+  return out;
+}
+
+std::vector<ModelComparison> CompareServingModels(
+    const ModelMap& models, const std::map<ModelKey, std::vector<predict::TunedShape>>& tuned,
+    const std::map<ModelKey, std::vector<predict::Observation>>& observations,
+    const std::vector<DeviceModel>& devices) {
+  static const std::vector<predict::Observation> kNone;
+  auto with_matrix = [&](const ModelKey& key) -> const predict::Model* {
+    auto found = models.find(key);
+    return found != models.end() && found->second && found->second->HasMatrix()
+               ? found->second.get()
+               : nullptr;
+  };
+  std::vector<ModelComparison> out;
+  for (const auto& [key, own_shapes] : tuned) {
+    const predict::Model* own = with_matrix(key);
+    auto device = std::find_if(devices.begin(), devices.end(),
+                               [&](const DeviceModel& d) { return d.name == key.device_model; });
+    if (own == nullptr || device == devices.end()) continue;
+    auto seen = observations.find(key);
+    const std::vector<predict::Observation>& own_observations =
+        seen == observations.end() ? kNone : seen->second;
+    for (const std::string& name : ServingModels(*device, devices)) {
+      const ModelKey other_key{name, key.family, key.dtype};
+      const predict::Model* other = name == key.device_model ? nullptr : with_matrix(other_key);
+      auto other_tuned = tuned.find(other_key);
+      if (other == nullptr || other_tuned == tuned.end()) continue;
+      const std::vector<predict::TunedShape>& other_shapes = other_tuned->second;
+      // The other's prediction, judged only where it is one: at a shape the other tuned too, its
+      // winner there would be judged against the own model held out (a device that tuned the
+      // other's grid would always give way).
+      auto answer = [&](const Shape& shape) -> std::optional<Params> {
+        for (const predict::TunedShape& t : other_shapes) {
+          if (t.shape == shape) return std::nullopt;
+        }
+        std::optional<predict::Prediction> pick = other->Predict(shape);
+        if (!pick) return std::nullopt;
+        return pick->params;
+      };
+      out.push_back(
+          {key, name,
+           predict::CompareOnOwnShapes(
+               own->evaluation(), predict::JudgeAnswers(own_shapes, own_observations, answer))});
+    }
+  }
+  return out;
+}
+
+Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons) {
+  Deferrals out;
+  std::map<ModelKey, double> best;
+  for (const ModelComparison& c : comparisons) {
+    if (!c.comparison.OtherIsBetter()) continue;
+    auto [it, fresh] = best.try_emplace(c.own, c.comparison.other);
+    if (fresh || c.comparison.other > it->second) {
+      it->second = c.comparison.other;
+      out[c.own] = c.other;
+    }
+  }
   return out;
 }
 

@@ -6,8 +6,10 @@
 // portfolio member chosen by the own model's prediction model, predict/model.h) -> another model
 // of the same compute capability where it measured or predicted the shape (its winner there, else
 // the member its prediction model picks) -> nearest shape on the own model -> the nearest shape
-// on another model of the same compute capability -> family default. Within a rung: shape distance, then a winner of the current source hash before a
-// stale one, then fewer stale fields, then speed, then model name.
+// on another model of the same compute capability -> family default. The predicted rung steps
+// aside where the own model gives way to another of the same compute capability (ChooseDeferrals).
+// Within a rung: shape distance, then a winner of the current source hash before a stale one, then
+// fewer stale fields, then speed, then model name.
 #pragma once
 
 #include <map>
@@ -108,10 +110,36 @@ class WinnerIndex {
 
 // Everything the rungs look at. A rung that needs other data (say, a model fitted over
 // measured configurations) gets its own member here.
+// Per (device model, family, dtype): the other model of the same compute capability whose
+// answers the ladder gives in place of the own prediction model's (ChooseDeferrals).
+using Deferrals = std::map<ModelKey, std::string>;
+
 struct LadderInput {
   const WinnerIndex& winners;
   const ModelMap* models = nullptr;  // none: no PREDICTED rung
+  const Deferrals* deferrals = nullptr;
 };
+
+// A device model's own prediction model against another model of the same compute capability,
+// on the device's own tuned shapes that the other did not tune: the own model held out there,
+// the other's prediction model's pick (what the SAME_ARCHITECTURE rung gives for a shape the
+// other did not tune) timed by the device's own measurements (predict::CompareOnOwnShapes).
+struct ModelComparison {
+  ModelKey own;
+  std::string other;
+  predict::Comparison comparison;
+};
+// Every such pair where the own model has a matrix (without one the PREDICTED rung does not
+// answer). `tuned` and `observations`: what the models were trained on, by key; `devices`: every
+// device model.
+std::vector<ModelComparison> CompareServingModels(
+    const ModelMap& models, const std::map<ModelKey, std::vector<predict::TunedShape>>& tuned,
+    const std::map<ModelKey, std::vector<predict::Observation>>& observations,
+    const std::vector<DeviceModel>& devices);
+// Per own model, the other that served its device better (Comparison::OtherIsBetter), the best
+// of them by its geometric mean. An H100 that has fully swept a dozen shapes answers the rest
+// from the H200 grid's model rather than from its own small one, until its own measures better.
+Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons);
 
 // The device models whose tuning serves `device`, in the ladder's order: the device's own model,
 // then every other model in `known` of the same compute capability, by name. The same-

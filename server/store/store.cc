@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "server/core/strings.h"
 #include "server/core/ties.h"
 #include "server/store/queries.h"
@@ -127,6 +128,7 @@ struct Store::WinnerCache {
   WinnerIndex index;
   std::vector<DeviceModel> models;  // every device model, by name
   ModelMap predictors;
+  Deferrals deferrals;  // own prediction models that give way to another (ChooseDeferrals)
 };
 
 Store::Store(Db writer, Db reader, StoreOptions options)
@@ -213,11 +215,14 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
                              models->Int(4)});
   }
   if (retrain || !cache_) {
-    absl::StatusOr<ModelMap> trained = TrainModelsLocked(cache->index, cache->models);
+    absl::StatusOr<ModelMap> trained =
+        TrainModelsLocked(cache->index, cache->models, &cache->deferrals);
     if (!trained.ok()) return trained.status();
     cache->predictors = *std::move(trained);
   } else {
-    cache->predictors = Snapshot()->predictors;
+    std::shared_ptr<const WinnerCache> previous = Snapshot();
+    cache->predictors = previous->predictors;
+    cache->deferrals = previous->deferrals;
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
@@ -225,7 +230,8 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
 }
 
 absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
-                                                  const std::vector<DeviceModel>& models) {
+                                                  const std::vector<DeviceModel>& models,
+                                                  Deferrals* deferrals) {
   // Tuned shapes: the accepted winners, by (device model, family, dtype).
   std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
   for (const Winner& w : index.winners()) {
@@ -276,6 +282,22 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     predict::FitFn fit = options_.fit ? options_.fit(key.family, device) : nullptr;
     out[key] = std::make_shared<const predict::Model>(
         predict::Model::Train(shapes, observed[key], std::move(fit)));
+  }
+  const std::vector<ModelComparison> comparisons =
+      CompareServingModels(out, tuned, observed, models);
+  *deferrals = ChooseDeferrals(comparisons);
+  for (const auto& [own, other] : *deferrals) {
+    for (const ModelComparison& c : comparisons) {
+      if (c.own != own || c.other != other) continue;
+      std::string line = absl::StrFormat(
+          "cutune store: %s answers untuned %s %s shapes from %s's prediction model: on %zu of "
+          "its own tuned shapes, that model's picks measured %.1f%% of their winners' speed, "
+          "its own model's (each shape held out) %.1f%% (geometric means)",
+          own.device_model, own.family, std::string(DTypeName(own.dtype)), other,
+          c.comparison.shapes, 100 * c.comparison.other, 100 * c.comparison.own);
+      std::lock_guard<std::mutex> lock(log_mu_);
+      if (logged_.insert(line).second) std::cerr << line << "\n";
+    }
   }
   return out;
 }
@@ -720,7 +742,7 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
 
 LookupResult Store::Lookup(const LookupQuery& query) const {
   std::shared_ptr<const WinnerCache> cache = Snapshot();
-  return Ladder(query, {cache->index, &cache->predictors});
+  return Ladder(query, {cache->index, &cache->predictors, &cache->deferrals});
 }
 
 }  // namespace cutune::store

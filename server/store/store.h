@@ -277,8 +277,11 @@ class Store {
   // Requires write_mu_. With `retrain`, the prediction models are trained again (from the
   // database); else the previous snapshot's are kept.
   absl::Status RefreshCacheLocked(bool retrain = false);
+  // Also chooses which own models give way to another's (`deferrals`, ChooseDeferrals) and
+  // says so on stderr.
   absl::StatusOr<ModelMap> TrainModelsLocked(const WinnerIndex& index,
-                                             const std::vector<DeviceModel>& models);
+                                             const std::vector<DeviceModel>& models,
+                                             Deferrals* deferrals);
   std::shared_ptr<const WinnerCache> Snapshot() const;
   // Drops the winners the validator refuses; with `log`, says so once per winner on stderr.
   void DropRefused(std::vector<Winner>& winners, bool log);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -315,6 +316,46 @@ TEST(ModelTest, TheCostModelSeesAWaveTheNeighboursDoNot) {
   pick = Model::Train(tuned, seen, no_terms).Predict({2010, 64});
   ASSERT_TRUE(pick);
   EXPECT_EQ(pick->params, waves);
+}
+
+// Another rule's answers timed by the device's own measurements: the fastest observation of
+// the answered configuration at each tuned shape, shapes without an answer or a measurement of
+// it left out.
+TEST(JudgeTest, AnswersAreTimedByTheDevicesOwnFastestObservation) {
+  Grid g = MakeGrid();
+  g.observations.push_back({{2048, 2048}, kNever, Time(kNever, 2048) * 2});  // slower: not used
+  const Judgement all_never =
+      JudgeAnswers(g.tuned, g.observations, [](const Shape&) { return kNever; });
+  ASSERT_EQ(all_never.shapes.size(), 10u);
+  for (size_t i = 0; i < all_never.shapes.size(); ++i) {
+    const int64_t n = all_never.shapes[i][0];
+    const Params& winner = n < 1024 ? kSmall : kLarge;
+    EXPECT_DOUBLE_EQ(all_never.ratio[i], Time(winner, n) / Time(kNever, n)) << n;
+  }
+  const Judgement some = JudgeAnswers(g.tuned, g.observations, [](const Shape& s) {
+    if (s[0] == 64) return std::optional<Params>();                // no answer
+    if (s[0] == 128) return std::optional<Params>({{"tile", 8}});  // never measured here
+    return std::optional<Params>(s[0] < 1024 ? kSmall : kLarge);
+  });
+  EXPECT_EQ(some.shapes.size(), 8u);
+  for (double r : some.ratio) EXPECT_DOUBLE_EQ(r, 1.0);
+}
+
+TEST(JudgeTest, ComparedOnTheShapesBothWereJudgedAt) {
+  Evaluation own;
+  own.shapes = {{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}};
+  own.model_ratio = {0.5, 1.0, 1.0, 1.0, 0.25};
+  Judgement other;
+  other.shapes = {{4, 4}, {3, 3}, {2, 2}, {1, 1}, {6, 6}};
+  other.ratio = {1.0, 1.0, 1.02, 1.0, 0.1};  // over 1: a re-measured winner, a tie
+  const Comparison c = CompareOnOwnShapes(own, other);
+  EXPECT_EQ(c.shapes, 4u) << "5x5 and 6x6 were judged for one rule only";
+  EXPECT_NEAR(c.own, std::pow(0.5, 0.25), 1e-12);
+  EXPECT_DOUBLE_EQ(c.other, 1.0);
+  EXPECT_TRUE(c.OtherIsBetter());
+  EXPECT_FALSE((Comparison{3, 0.5, 1.0}).OtherIsBetter()) << "too few shapes to judge";
+  EXPECT_FALSE((Comparison{4, 0.9, 0.9}).OtherIsBetter()) << "a tie goes to the own model";
+  EXPECT_EQ(CompareOnOwnShapes(own, {}).shapes, 0u);
 }
 
 TEST(ModelTest, NothingToPredictFrom) {

@@ -228,6 +228,92 @@ TEST(LadderTest, AnotherModelsPredictionBeatsTheOwnModelsNearestShape) {
   EXPECT_EQ(Tile(nearest), 128);
 }
 
+// An own prediction model gives way to another of the same architecture where the other's
+// answers measured better on the device's own tuned shapes than the own model did held out.
+// The H100 here tuned four squares the H200 did not, whose winners alternate (tile 16, 64, 16,
+// 64), so its own model, holding each out, follows the neighbours and picks the other tile every
+// time; the H200's model (tile 16 below 2048, 64 from there) picks right at three of the four.
+struct DeferralFixture : PredictedFixture {
+  std::map<ModelKey, std::vector<predict::TunedShape>> tuned_by;
+  std::map<ModelKey, std::vector<predict::Observation>> seen_by;
+  ModelMap models;
+  const ModelKey h100{kH100.name, "transpose", DType::kF32};
+  const ModelKey h200{kH200.name, "transpose", DType::kF32};
+  explicit DeferralFixture(bool alternate) {
+    tuned_by[h200] = tuned;
+    seen_by[h200] = seen;
+    for (int64_t n : alternate ? std::vector<int64_t>{300, 600, 1200, 5000}
+                               : std::vector<int64_t>{300, 600, 5000, 10000}) {
+      const int tile = alternate ? (n == 600 || n == 5000 ? 64 : 16) : (n < 2048 ? 16 : 64);
+      const double work = static_cast<double>(n * n) / 1e5;
+      winners.push_back(W(kH100, {n, n}, tile, work));
+      tuned_by[h100].push_back({{n, n}, {{"tile", tile}}, work});
+      seen_by[h100].push_back({{n, n}, {{"tile", 16}}, work * (tile == 16 ? 1.0 : 1.4)});
+      seen_by[h100].push_back({{n, n}, {{"tile", 64}}, work * (tile == 64 ? 1.0 : 1.4)});
+    }
+    for (const auto& [key, shapes] : tuned_by) {
+      models[key] = std::make_shared<const predict::Model>(
+          predict::Model::Train(shapes, seen_by[key], nullptr));
+    }
+  }
+  std::vector<ModelComparison> Compare() const {
+    return CompareServingModels(models, tuned_by, seen_by, {kA100, kH100, kH200});
+  }
+  LookupResult Ask(const LookupQuery& q, const Deferrals& deferrals) const {
+    WinnerIndex index(winners);
+    return Ladder(q, {index, &models, &deferrals});
+  }
+};
+
+TEST(LadderTest, AnOwnModelGivesWayToAnotherThatServedItsShapesBetter) {
+  const DeferralFixture f(/*alternate=*/true);
+  const std::vector<ModelComparison> comparisons = f.Compare();
+  ASSERT_EQ(comparisons.size(), 2u) << "each model against the other";
+  const ModelComparison& c = comparisons[0].own == f.h100 ? comparisons[0] : comparisons[1];
+  EXPECT_EQ(c.other, kH200.name);
+  EXPECT_EQ(c.comparison.shapes, 4u);
+  EXPECT_NEAR(c.comparison.own, 1 / 1.4, 1e-9) << "held out, the own model is wrong everywhere";
+  EXPECT_NEAR(c.comparison.other, std::pow(1 / 1.4, 0.25), 1e-9) << "wrong only at 600";
+  const Deferrals deferrals = ChooseDeferrals(comparisons);
+  EXPECT_THAT(deferrals, ElementsAre(std::pair(f.h100, kH200.name)));
+
+  const LookupResult own = f.Ask(Query(kH100, {6000, 6000}), Deferrals{});
+  EXPECT_EQ(own.rung, LookupRung::kPredicted) << "without deferrals the own model answers";
+  const LookupResult other = f.Ask(Query(kH100, {6000, 6000}), deferrals);
+  EXPECT_EQ(other.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(other.device_model, kH200.name);
+  EXPECT_EQ(Tile(other), 64);
+  EXPECT_EQ(f.Ask(Query(kH100, {600, 600}), deferrals).rung, LookupRung::kExact)
+      << "its own winners still come first";
+}
+
+TEST(LadderTest, AnOwnModelThatServesItsShapesAsWellKeepsAnswering) {
+  const DeferralFixture f(/*alternate=*/false);
+  const std::vector<ModelComparison> comparisons = f.Compare();
+  ASSERT_EQ(comparisons.size(), 2u);
+  for (const ModelComparison& c : comparisons) {
+    EXPECT_GE(c.comparison.shapes, 4u);
+    EXPECT_DOUBLE_EQ(c.comparison.own, 1.0) << c.own.device_model;
+    EXPECT_DOUBLE_EQ(c.comparison.other, 1.0) << c.own.device_model << ": a tie";
+  }
+  const Deferrals deferrals = ChooseDeferrals(comparisons);
+  EXPECT_THAT(deferrals, IsEmpty()) << "a tie goes to the own model";
+  EXPECT_EQ(f.Ask(Query(kH100, {6000, 6000}), deferrals).rung, LookupRung::kPredicted);
+}
+
+TEST(LadderTest, AGiveWayNeedsAsManyJudgedShapesAsAModelNeeds) {
+  ModelComparison c{{kH100.name, "transpose", DType::kF32}, kH200.name, {3, 0.5, 0.9}};
+  EXPECT_THAT(ChooseDeferrals({c}), IsEmpty()) << "three shapes are too few to judge";
+  c.comparison.shapes = 4;
+  EXPECT_THAT(ChooseDeferrals({c}), ElementsAre(std::pair(c.own, kH200.name)));
+  // Of two better models, the better one.
+  ModelComparison gh200 = c;
+  gh200.other = kGh200.name;
+  gh200.comparison.other = 0.95;
+  EXPECT_THAT(ChooseDeferrals({c, gh200}), ElementsAre(std::pair(c.own, kGh200.name)));
+  EXPECT_THAT(ChooseDeferrals({gh200, c}), ElementsAre(std::pair(c.own, kGh200.name)));
+}
+
 TEST(LadderTest, SameArchitectureIsTheNearestShapeOnAnotherModelOfTheComputeCapability) {
   LookupResult r = Ask(Query(kGh200, {8192, 8192}),
                        {W(kH200, {4096, 4096}, 64, 40.0), W(kH100, {8192, 8192}, 16, 170.0),

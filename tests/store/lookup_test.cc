@@ -99,6 +99,34 @@ TEST_F(LookupTest, WalksTheLadder) {
   EXPECT_EQ(store_->Lookup(other_family).rung, LookupRung::kFamilyDefault);
 }
 
+// The store chooses, each time it trains, whether an own prediction model gives way to another
+// of the same architecture (ChooseDeferrals, tested rung by rung in ladder_test.cc): an H100
+// whose four tuned squares alternate winners predicts badly held out, and the H200 grid's model
+// served those squares better, so the H100's untuned shapes get the H200's pick.
+TEST_F(LookupTest, AnOwnModelThatPredictsWorseGivesWayToTheArchitecturesModel) {
+  auto sweep = [&](const DeviceDescription& device, int64_t n, int winner) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    RunSweep(*store_, device, "transpose", {n, n}, Prov(),
+             {Ok({{"tile", 16}}, work * (winner == 16 ? 1.0 : 1.4)),
+              Ok({{"tile", 64}}, work * (winner == 64 ? 1.0 : 1.4))});
+  };
+  for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) sweep(H200(), n, n < 2048 ? 16 : 64);
+  sweep(H100(), 300, 16);
+  sweep(H100(), 600, 64);
+  sweep(H100(), 1200, 16);
+  ASSERT_EQ(store_->Lookup(Query(H100(), {6000, 6000})).rung, LookupRung::kSameArchitecture)
+      << "three shapes: no matrix of its own yet";
+  sweep(H100(), 5000, 64);
+  auto model = store_->PredictionModel(H100().name, "transpose", DType::kF32);
+  ASSERT_TRUE(model && model->HasMatrix()) << "four shapes, every cell measured";
+  const LookupResult answer = store_->Lookup(Query(H100(), {6000, 6000}));
+  EXPECT_EQ(answer.rung, LookupRung::kSameArchitecture);
+  EXPECT_EQ(answer.device_model, "NVIDIA H200");
+  EXPECT_EQ(answer.winner.params, (Params{{"tile", 64}}));
+  EXPECT_GE(answer.expected_slowdown, 1.0) << "the H200 model's prediction";
+  EXPECT_EQ(store_->Lookup(Query(H100(), {600, 600})).rung, LookupRung::kExact);
+}
+
 TEST_F(LookupTest, FlagsStaleProvenanceInsteadOfHidingIt) {
   RunSweep(*store_, H200(), "transpose", {4096, 4096}, {12080, "12.8", "old-hash", 1},
            {Ok({{"tile", 64}}, 40.0)});
