@@ -409,24 +409,31 @@ Model Model::Train(const std::vector<TunedShape>& tuned,
 
 Judgement JudgeAnswers(const std::vector<TunedShape>& tuned,
                        const std::vector<Observation>& observations, const AnswerFn& answer) {
-  std::map<std::pair<Shape, Params>, double> fastest;
+  // Each tuned shape's answer first, then one pass over the observations for their times (a
+  // daemon's store holds every row of its full sweeps).
+  std::map<Shape, std::pair<Params, double>> answered;  // shape -> (answer, fastest time)
+  std::vector<const TunedShape*> order;
+  for (const TunedShape& t : tuned) {
+    if (!(t.winner_us > 0) || answered.count(t.shape)) continue;
+    std::optional<Params> params = answer(t.shape);
+    if (!params) continue;
+    answered.emplace(t.shape, std::pair(*std::move(params), 0.0));
+    order.push_back(&t);
+  }
   auto note = [&](const Shape& shape, const Params& params, double us) {
-    if (!(us > 0)) return;
-    auto [it, fresh] = fastest.try_emplace({shape, params}, us);
-    if (!fresh) it->second = std::min(it->second, us);
+    auto it = answered.find(shape);
+    if (it == answered.end() || !(us > 0) || it->second.first != params) return;
+    double& fastest = it->second.second;
+    if (fastest == 0 || us < fastest) fastest = us;
   };
   for (const Observation& o : observations) note(o.shape, o.params, o.time_us);
   for (const TunedShape& t : tuned) note(t.shape, t.winner, t.winner_us);
   Judgement out;
-  for (const TunedShape& t : tuned) {
-    if (!(t.winner_us > 0)) continue;
-    if (std::find(out.shapes.begin(), out.shapes.end(), t.shape) != out.shapes.end()) continue;
-    const std::optional<Params> params = answer(t.shape);
-    if (!params) continue;
-    auto measured = fastest.find({t.shape, *params});
-    if (measured == fastest.end()) continue;
-    out.shapes.push_back(t.shape);
-    out.ratio.push_back(t.winner_us / measured->second);
+  for (const TunedShape* t : order) {
+    const double fastest = answered.at(t->shape).second;
+    if (!(fastest > 0)) continue;
+    out.shapes.push_back(t->shape);
+    out.ratio.push_back(t->winner_us / fastest);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "server/store/quick_start.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "server/predict/portfolio.h"
 
@@ -32,7 +33,20 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
   // In the ladder's order: each serving model's winner of this very shape and its portfolio
   // ranked for the shape by its prediction model (EXACT and PREDICTED, then SAME_ARCHITECTURE);
   // then each one's other winners, nearest shape first (NEAREST_SHAPE, then the architecture's).
-  for (size_t m = 0; m < serving.size(); ++m) {
+  // Where the own prediction model gives way to another, that one's come right after the own
+  // winner of the shape, as its answers come before the own model's in the ladder.
+  std::vector<size_t> order(serving.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const std::string gives_way_to = store.GivesWayTo(device.name, family, dtype);
+  auto preferred = std::find(serving.begin(), serving.end(), gives_way_to);
+  if (!gives_way_to.empty() && preferred != serving.end()) {
+    const auto at = order.begin() + (preferred - serving.begin());
+    std::rotate(order.begin(), at, at + 1);
+  }
+  for (const predict::TunedShape& t : tuned[0]) {
+    if (t.shape == shape) add(t.winner);
+  }
+  for (size_t m : order) {
     for (const predict::TunedShape& t : tuned[m]) {
       if (t.shape == shape) add(t.winner);
     }

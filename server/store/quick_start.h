@@ -24,7 +24,8 @@ namespace cutune::store {
 // optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
 // bench/results/unseen-shapes.md section 18); with its own winners before the architecture's
 // portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
-// it worse (section 19).
+// it worse (section 19). Where the own prediction model gives way to another (Store::GivesWayTo),
+// that model's winner of the shape and portfolio come right after the own winner of the shape.
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
                                                const Shape& shape, const Params& baseline);

@@ -313,6 +313,14 @@ std::shared_ptr<const predict::Model> Store::PredictionModel(std::string_view de
 
 ModelMap Store::PredictionModels() const { return Snapshot()->predictors; }
 
+std::string Store::GivesWayTo(std::string_view device_model, std::string_view family,
+                              DType dtype) const {
+  std::shared_ptr<const WinnerCache> cache = Snapshot();
+  auto found =
+      cache->deferrals.find(ModelKey{std::string(device_model), std::string(family), dtype});
+  return found == cache->deferrals.end() ? "" : found->second;
+}
+
 std::shared_ptr<const Store::WinnerCache> Store::Snapshot() const {
   std::lock_guard<std::mutex> lock(cache_mu_);
   return cache_;

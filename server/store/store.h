@@ -264,6 +264,10 @@ class Store {
                                                         DType dtype) const;
   // Every model, for export.
   ModelMap PredictionModels() const;
+  // The model of the same compute capability that a device model's own prediction model gives
+  // way to for the family (ChooseDeferrals, decided at each training); empty: none.
+  std::string GivesWayTo(std::string_view device_model, std::string_view family,
+                         DType dtype) const;
 
   // Applies a validated table in one transaction: any error leaves the store unchanged.
   // FAIL_ON_CONFLICT reports a differing winner for an existing key as ALREADY_EXISTS.
