@@ -434,12 +434,14 @@ Judgement JudgeAnswers(const std::vector<TunedShape>& tuned,
     if (!(fastest > 0)) continue;
     out.shapes.push_back(t->shape);
     out.ratio.push_back(t->winner_us / fastest);
+    out.params.push_back(answered.at(t->shape).first);
+    out.time_us.push_back(fastest);
   }
   return out;
 }
 
 bool Comparison::OtherIsBetter() const {
-  return shapes >= Model::kMinPredictedShapes && other > own;
+  return shapes >= Model::kMinPredictedShapes && other > own * kMargin;
 }
 
 Comparison CompareOnOwnShapes(const Evaluation& own, const Judgement& other) {

@@ -95,6 +95,8 @@ struct Evaluation {
 struct Judgement {
   std::vector<Shape> shapes;
   std::vector<double> ratio;
+  std::vector<Params> params;    // the configuration answered at each shape
+  std::vector<double> time_us;   // its measured time there
 };
 using AnswerFn = std::function<std::optional<Params>(const Shape& shape)>;
 Judgement JudgeAnswers(const std::vector<TunedShape>& tuned,
@@ -108,7 +110,9 @@ struct Comparison {
   double other = 0;
   // Whether the other rule serves the device better than its own model: judged at no fewer
   // shapes than a model needs to predict at all (Model::kMinPredictedShapes), and better on
-  // them. A tie goes to the own model.
+  // them by more than kMargin. Within it the own model keeps answering: two tunings of one
+  // shape differ by up to 0.6% (ties), and each held-out ratio carries that noise.
+  static constexpr double kMargin = 1.02;
   bool OtherIsBetter() const;
 };
 Comparison CompareOnOwnShapes(const Evaluation& own, const Judgement& other);

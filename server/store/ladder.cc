@@ -316,10 +316,10 @@ std::vector<ModelComparison> CompareServingModels(
         if (!pick) return std::nullopt;
         return pick->params;
       };
-      out.push_back(
-          {key, name,
-           predict::CompareOnOwnShapes(
-               own->evaluation(), predict::JudgeAnswers(own_shapes, own_observations, answer))});
+      predict::Judgement judged = predict::JudgeAnswers(own_shapes, own_observations, answer);
+      const predict::Comparison comparison =
+          predict::CompareOnOwnShapes(own->evaluation(), judged);
+      out.push_back({key, name, comparison, std::move(judged)});
     }
   }
   return out;
@@ -336,6 +336,13 @@ Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons) {
       out[c.own] = c.other;
     }
   }
+  // Two models that each served the other's shapes better both keep their own.
+  std::vector<ModelKey> mutual;
+  for (const auto& [own, other] : out) {
+    auto back = out.find(ModelKey{other, own.family, own.dtype});
+    if (back != out.end() && back->second == own.device_model) mutual.push_back(own);
+  }
+  for (const ModelKey& key : mutual) out.erase(key);
   return out;
 }
 

@@ -128,6 +128,7 @@ struct ModelComparison {
   ModelKey own;
   std::string other;
   predict::Comparison comparison;
+  predict::Judgement judged;  // the other's picks at the own shapes, timed there
 };
 // Every such pair where the own model has a matrix (without one the PREDICTED rung does not
 // answer). `tuned` and `observations`: what the models were trained on, by key; `devices`: every
@@ -137,7 +138,7 @@ std::vector<ModelComparison> CompareServingModels(
     const std::map<ModelKey, std::vector<predict::Observation>>& observations,
     const std::vector<DeviceModel>& devices);
 // Per own model, the other that served its device better (Comparison::OtherIsBetter), the best
-// of them by its geometric mean. An H100 that has fully swept a dozen shapes answers the rest
+// of them by its geometric mean; none for two models that each served the other better. An H100 that has fully swept a dozen shapes answers the rest
 // from the H200 grid's model rather than from its own small one, until its own measures better.
 Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons);
 

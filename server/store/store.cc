@@ -129,6 +129,7 @@ struct Store::WinnerCache {
   std::vector<DeviceModel> models;  // every device model, by name
   ModelMap predictors;
   Deferrals deferrals;  // own prediction models that give way to another (ChooseDeferrals)
+  std::vector<ModelComparison> comparisons;  // what they were chosen from
 };
 
 Store::Store(Db writer, Db reader, StoreOptions options)
@@ -216,13 +217,14 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
   }
   if (retrain || !cache_) {
     absl::StatusOr<ModelMap> trained =
-        TrainModelsLocked(cache->index, cache->models, &cache->deferrals);
+        TrainModelsLocked(cache->index, cache->models, &cache->comparisons, &cache->deferrals);
     if (!trained.ok()) return trained.status();
     cache->predictors = *std::move(trained);
   } else {
     std::shared_ptr<const WinnerCache> previous = Snapshot();
     cache->predictors = previous->predictors;
     cache->deferrals = previous->deferrals;
+    cache->comparisons = previous->comparisons;
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
@@ -231,6 +233,7 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
 
 absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
                                                   const std::vector<DeviceModel>& models,
+                                                  std::vector<ModelComparison>* comparisons,
                                                   Deferrals* deferrals) {
   // Tuned shapes: the accepted winners, by (device model, family, dtype).
   std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
@@ -283,11 +286,10 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     out[key] = std::make_shared<const predict::Model>(
         predict::Model::Train(shapes, observed[key], std::move(fit)));
   }
-  const std::vector<ModelComparison> comparisons =
-      CompareServingModels(out, tuned, observed, models);
-  *deferrals = ChooseDeferrals(comparisons);
+  *comparisons = CompareServingModels(out, tuned, observed, models);
+  *deferrals = ChooseDeferrals(*comparisons);
   for (const auto& [own, other] : *deferrals) {
-    for (const ModelComparison& c : comparisons) {
+    for (const ModelComparison& c : *comparisons) {
       if (c.own != own || c.other != other) continue;
       std::string line = absl::StrFormat(
           "cutune store: %s answers untuned %s %s shapes from %s's prediction model: on %zu of "
@@ -312,6 +314,10 @@ std::shared_ptr<const predict::Model> Store::PredictionModel(std::string_view de
 }
 
 ModelMap Store::PredictionModels() const { return Snapshot()->predictors; }
+
+std::vector<ModelComparison> Store::ModelComparisons() const {
+  return Snapshot()->comparisons;
+}
 
 std::string Store::GivesWayTo(std::string_view device_model, std::string_view family,
                               DType dtype) const {

@@ -268,6 +268,9 @@ class Store {
   // way to for the family (ChooseDeferrals, decided at each training); empty: none.
   std::string GivesWayTo(std::string_view device_model, std::string_view family,
                          DType dtype) const;
+  // The comparisons that choice was made from (CompareServingModels), for export: a table
+  // carries the measurements they rest on.
+  std::vector<ModelComparison> ModelComparisons() const;
 
   // Applies a validated table in one transaction: any error leaves the store unchanged.
   // FAIL_ON_CONFLICT reports a differing winner for an existing key as ALREADY_EXISTS.
@@ -281,10 +284,11 @@ class Store {
   // Requires write_mu_. With `retrain`, the prediction models are trained again (from the
   // database); else the previous snapshot's are kept.
   absl::Status RefreshCacheLocked(bool retrain = false);
-  // Also chooses which own models give way to another's (`deferrals`, ChooseDeferrals) and
-  // says so on stderr.
+  // Also compares the own models with their architecture's (CompareServingModels), chooses
+  // which give way (ChooseDeferrals) and says so on stderr.
   absl::StatusOr<ModelMap> TrainModelsLocked(const WinnerIndex& index,
                                              const std::vector<DeviceModel>& models,
+                                             std::vector<ModelComparison>* comparisons,
                                              Deferrals* deferrals);
   std::shared_ptr<const WinnerCache> Snapshot() const;
   // Drops the winners the validator refuses; with `log`, says so once per winner on stderr.

@@ -1,6 +1,7 @@
 // Tuning table export: the store's winners (and, when asked, finished sweeps with their rows)
 // as a deterministic table in the layout of docs/tables.md.
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -53,7 +54,8 @@ void Layout(const Json& j, int indent, bool one_line_elements, std::string& out)
     } else {
       Layout(*it, indent + 2,
              j.is_object() && (it.key() == "winners" || it.key() == "rows" ||
-                               it.key() == "members" || it.key() == "matrix"),
+                               it.key() == "members" || it.key() == "matrix" ||
+                               it.key() == "judged"),
              out);
     }
   }
@@ -97,6 +99,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
   });
 
   const ModelMap models = store.PredictionModels();  // ordered by (model, family, dtype)
+  const std::vector<ModelComparison> comparisons = store.ModelComparisons();
   // The lowest version that holds what is exported (tables.h).
   int version = kOldestTableVersion;
   Json devices_json = Json::array();
@@ -174,6 +177,36 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
         for (const ResourceUsage& r : reports) resources.push_back(ResourcesJson(r));
         portfolio["resources"] = std::move(resources);
         version = std::max(version, kTableVersionMemberResources);
+      }
+      // The device's measurements of its architecture's models' picks at its tuned shapes,
+      // where a pick is no member (the matrix holds the members'): what decides whether this
+      // model gives way to another (ChooseDeferrals), so that a table server decides as this
+      // store does. Per shape and configuration the fastest, in table order.
+      std::map<std::pair<Shape, Params>, double> judged;
+      for (const ModelComparison& c : comparisons) {
+        if (c.own != key) continue;
+        for (size_t i = 0; i < c.judged.shapes.size(); ++i) {
+          const Params& pick = c.judged.params[i];
+          if (std::find(p.members.begin(), p.members.end(), pick) != p.members.end()) continue;
+          auto [it, fresh] = judged.try_emplace({c.judged.shapes[i], pick}, c.judged.time_us[i]);
+          if (!fresh) it->second = std::min(it->second, c.judged.time_us[i]);
+        }
+      }
+      if (!judged.empty()) {
+        std::vector<std::pair<std::pair<Shape, Params>, double>> cells(judged.begin(),
+                                                                        judged.end());
+        std::stable_sort(cells.begin(), cells.end(), [&](const auto& a, const auto& b) {
+          return ProblemOrder(key.family, key.dtype, a.first.first) <
+                 ProblemOrder(key.family, key.dtype, b.first.first);
+        });
+        Json judged_json = Json::array();
+        for (const auto& [cell, t] : cells) {
+          judged_json.push_back(Json{{"shape", ShapeJson(cell.first)},
+                                     {"params", ParamsJson(cell.second)},
+                                     {"time_us", Round(t)}});
+        }
+        portfolio["judged"] = std::move(judged_json);
+        version = std::max(version, kTableVersionJudged);
       }
       portfolios.push_back(std::move(portfolio));
     }

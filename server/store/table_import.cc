@@ -103,8 +103,8 @@ absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& pa
 }
 
 // A device's "portfolios" (docs/tables.md): per family and dtype, the members, optionally their
-// ptxas reports (version 4), and a matrix row per tuned shape with each member's time (0: not
-// measured). Every member and shape must pass the validator; each measured cell becomes a
+// ptxas reports (version 4), a matrix row per tuned shape with each member's time (0: not
+// measured), and optionally the device's times of other configurations there (version 5). Every member and shape must pass the validator; each measured cell becomes a
 // MatrixCell carrying its member's report.
 absl::Status GetPortfolios(const Json& j, const std::string& path, const std::string& model,
                            int version, const std::set<std::string>& known_families,
@@ -115,7 +115,7 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     const std::string pp = absl::StrCat(path, "/", i);
     const Json& e = j[i];
     if (absl::Status s = CheckObject(e, pp, {"family", "dtype", "members", "matrix"},
-                                     {"resources"});
+                                     {"resources", "judged"});
         !s.ok()) {
       return s;
     }
@@ -201,6 +201,44 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
         if (t <= 0) continue;
         auto [it, inserted] = fastest.try_emplace({*shape, members[m]}, t);
         if (!inserted) it->second = std::min(it->second, t);
+      }
+    }
+    // The device's times of other configurations at its tuned shapes (version 5): cells like
+    // the members', without a report.
+    if (e.contains("judged")) {
+      const std::string jp = pp + "/judged";
+      if (version < kTableVersionJudged) {
+        return Bad(jp, absl::StrCat("needs table version ", kTableVersionJudged));
+      }
+      const Json& judged = e["judged"];
+      if (!judged.is_array()) return Bad(jp, absl::StrCat("expected an array", Got(judged)));
+      for (size_t c = 0; c < judged.size(); ++c) {
+        const std::string cp = absl::StrCat(jp, "/", c);
+        const Json& cell = judged[c];
+        if (absl::Status s = CheckObject(cell, cp, {"shape", "params", "time_us"}); !s.ok()) {
+          return s;
+        }
+        absl::StatusOr<Shape> shape = GetShape(cell, cp);
+        if (!shape.ok()) return shape.status();
+        if (validator.problem) {
+          if (absl::Status s = validator.problem(*family, *shape); !s.ok()) {
+            return Bad(cp + "/shape", ToStd(s.message()));
+          }
+        }
+        absl::StatusOr<Params> params = ParamsFromJson(cell["params"], cp + "/params");
+        if (!params.ok()) return params.status();
+        *params = validator.Canonical(*family, *std::move(params));
+        if (validator.params) {
+          if (absl::Status s = validator.params(*family, *params); !s.ok()) {
+            return Bad(cp + "/params", ToStd(s.message()));
+          }
+        }
+        const Json& time = cell["time_us"];
+        if (!time.is_number() || !std::isfinite(time.get<double>()) || time.get<double>() <= 0) {
+          return Bad(cp + "/time_us", absl::StrCat("expected a finite time > 0", Got(time)));
+        }
+        auto [it, inserted] = fastest.try_emplace({*shape, *std::move(params)}, time.get<double>());
+        if (!inserted) it->second = std::min(it->second, time.get<double>());
       }
     }
     for (const auto& [key, t] : fastest) {

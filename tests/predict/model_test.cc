@@ -355,6 +355,8 @@ TEST(JudgeTest, ComparedOnTheShapesBothWereJudgedAt) {
   EXPECT_TRUE(c.OtherIsBetter());
   EXPECT_FALSE((Comparison{3, 0.5, 1.0}).OtherIsBetter()) << "too few shapes to judge";
   EXPECT_FALSE((Comparison{4, 0.9, 0.9}).OtherIsBetter()) << "a tie goes to the own model";
+  EXPECT_FALSE((Comparison{4, 0.9, 0.9 * 1.019}).OtherIsBetter()) << "so does noise";
+  EXPECT_TRUE((Comparison{4, 0.9, 0.9 * 1.021}).OtherIsBetter());
   EXPECT_EQ(CompareOnOwnShapes(own, {}).shapes, 0u);
 }
 

@@ -302,10 +302,16 @@ TEST(LadderTest, AnOwnModelThatServesItsShapesAsWellKeepsAnswering) {
 }
 
 TEST(LadderTest, AGiveWayNeedsAsManyJudgedShapesAsAModelNeeds) {
-  ModelComparison c{{kH100.name, "transpose", DType::kF32}, kH200.name, {3, 0.5, 0.9}};
+  ModelComparison c{{kH100.name, "transpose", DType::kF32}, kH200.name, {3, 0.5, 0.9}, {}};
   EXPECT_THAT(ChooseDeferrals({c}), IsEmpty()) << "three shapes are too few to judge";
   c.comparison.shapes = 4;
   EXPECT_THAT(ChooseDeferrals({c}), ElementsAre(std::pair(c.own, kH200.name)));
+  c.comparison.other = 0.5 * 1.019;
+  EXPECT_THAT(ChooseDeferrals({c}), IsEmpty()) << "within the margin the own model answers";
+  c.comparison.other = 0.9;
+  // Two models that each served the other better keep their own.
+  ModelComparison back{{kH200.name, "transpose", DType::kF32}, kH100.name, {6, 0.9, 0.95}, {}};
+  EXPECT_THAT(ChooseDeferrals({c, back}), IsEmpty());
   // Of two better models, the better one.
   ModelComparison gh200 = c;
   gh200.other = kGh200.name;

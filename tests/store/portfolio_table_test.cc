@@ -176,6 +176,70 @@ TEST(PortfolioTableTest, ANearWinnersReportTravelsInVersion4) {
   EXPECT_EQ(*again, *table) << "export -> import -> export is byte for byte";
 }
 
+// An H100 whose own model gives way to the H200's (its four tuned squares alternate winners;
+// ladder_test.cc has the rule): the H200's pick at 1200x1200, tile 32, is no H100 member, so
+// only the table's "judged" cells (version 5) let a table server judge four shapes and give way
+// as the daemon does; without them it judges three and keeps the own model.
+TEST(PortfolioTableTest, TheMeasurementsAGiveWayRestsOnTravelInVersion5) {
+  TempDir dir;
+  auto tuned = Store::Open(dir.File("tuned.db"));
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  // TuneGrid's squares with tile 32 too, 20% slower but at 1024x1024, where it wins: the
+  // H200's model picks it at 1200x1200.
+  for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    const bool small = n < 2048;
+    RunSweep(**tuned, H200(), "transpose", {n, n}, Prov(),
+             {Ok({{"pad", 1}, {"tile", 16}}, work * (small ? 1.0 : 1.4)),
+              Ok({{"pad", 1}, {"tile", 32}}, work * (n == 1024 ? 0.95 : 1.2)),
+              Ok({{"pad", 1}, {"tile", 64}}, work * (small ? 1.4 : 1.0))});
+  }
+  const std::pair<int64_t, int64_t> h100[] = {{300, 16}, {600, 64}, {1200, 16}, {5000, 64}};
+  for (auto [n, winner] : h100) {
+    const double work = static_cast<double>(n * n) / 1e5;
+    RunSweep(**tuned, testing::H100(), "transpose", {n, n}, Prov(),
+             {Ok({{"pad", 1}, {"tile", 16}}, work * (winner == 16 ? 1.0 : 1.4)),
+              Ok({{"pad", 1}, {"tile", 32}}, work * 1.3),
+              Ok({{"pad", 1}, {"tile", 64}}, work * (winner == 64 ? 1.0 : 1.4))});
+  }
+  const std::string h100_name = testing::H100().name;
+  ASSERT_EQ((*tuned)->GivesWayTo(h100_name, "transpose", DType::kF32), H200().name);
+
+  absl::StatusOr<std::string> table = ExportTable(**tuned, {});
+  ASSERT_TRUE(table.ok()) << table.status();
+  const nlohmann::json j = nlohmann::json::parse(*table);
+  EXPECT_EQ(j["version"], kTableVersionJudged);
+  const nlohmann::json* judged = nullptr;
+  for (const auto& dev : j["devices"]) {
+    if (dev["model"] == h100_name) judged = &dev["portfolios"][0]["judged"];
+  }
+  ASSERT_NE(judged, nullptr);
+  ASSERT_EQ(judged->size(), 1u) << judged->dump();
+  EXPECT_EQ((*judged)[0]["shape"], nlohmann::json({1200, 1200}));
+  EXPECT_EQ((*judged)[0]["params"]["tile"], 32);
+
+  auto server = Store::Open(dir.File("server.db"));
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(ImportTable(**server, *table, {}).ok());
+  EXPECT_EQ((*server)->GivesWayTo(h100_name, "transpose", DType::kF32), H200().name);
+  LookupQuery q = Ask({6000, 6000});
+  q.device_model = h100_name;
+  EXPECT_EQ((*server)->Lookup(q).rung, LookupRung::kSameArchitecture);
+  absl::StatusOr<std::string> again = ExportTable(**server, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *table) << "export -> import -> export is byte for byte";
+
+  // Without the judged cells, the server cannot judge enough shapes.
+  nlohmann::json bare = j;
+  for (auto& dev : bare["devices"]) {
+    for (auto& portfolio : dev["portfolios"]) portfolio.erase("judged");
+  }
+  auto blind = Store::Open(dir.File("blind.db"));
+  ASSERT_TRUE(blind.ok());
+  ASSERT_TRUE(ImportTable(**blind, bare.dump(), {}).ok());
+  EXPECT_EQ((*blind)->GivesWayTo(h100_name, "transpose", DType::kF32), "");
+}
+
 TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
   TempDir dir;
   auto store = Store::Open(dir.File("s.db"));
@@ -221,6 +285,27 @@ TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
         j["devices"][0]["portfolios"][0]["resources"] = {report, bad};
       },
       "/devices/0/portfolios/0/resources/1/registers");
+  // Judged cells: version 5, each a shape of the family, parameters of its space and a time.
+  const nlohmann::json cell = {
+      {"shape", {1200, 1200}}, {"params", {{"pad", 1}, {"tile", 32}}}, {"time_us", 19.0}};
+  refuse([&](auto& j) { j["devices"][0]["portfolios"][0]["judged"] = {cell}; },
+         "/devices/0/portfolios/0/judged: needs table version 5");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionJudged;
+        nlohmann::json bad = cell;
+        bad["time_us"] = 0;
+        j["devices"][0]["portfolios"][0]["judged"] = {cell, bad};
+      },
+      "/devices/0/portfolios/0/judged/1/time_us");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionJudged;
+        nlohmann::json bad = cell;
+        bad["shape"] = {1200, -1};
+        j["devices"][0]["portfolios"][0]["judged"] = {bad};
+      },
+      "/devices/0/portfolios/0/judged/0/shape");
 }
 
 }  // namespace
