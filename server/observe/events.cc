@@ -19,6 +19,7 @@ class Nothing final : public Observer {
   void AuthRefused(const AuthRefusal&) override {}
   void RpcFinished(const RpcEnd&) override {}
   void LookupAnswered(const LookupEnd&) override {}
+  void ModelChoiceChanged(const ModelChoice&) override {}
 };
 
 }  // namespace

@@ -121,6 +121,20 @@ struct LookupEnd {
   double seconds = 0;
 };
 
+// The store's choice of prediction model for a device model and family changed: it now answers
+// untuned shapes from another model of its architecture (`answers_from`), whose picks measured
+// `other` of their winners' speed on `shapes` of its own tuned shapes against its own model's
+// `own` held out (geometric means), or, with `answers_from` empty, from its own model again.
+struct ModelChoice {
+  std::string_view model{};
+  std::string_view family{};
+  std::string_view dtype{};
+  std::string_view answers_from{};
+  int64_t shapes = 0;
+  double own = 0;
+  double other = 0;
+};
+
 class Observer {
  public:
   virtual ~Observer() = default;
@@ -139,6 +153,7 @@ class Observer {
   virtual void AuthRefused(const AuthRefusal& event) = 0;
   virtual void RpcFinished(const RpcEnd& event) = 0;
   virtual void LookupAnswered(const LookupEnd& event) = 0;
+  virtual void ModelChoiceChanged(const ModelChoice& event) = 0;
 };
 
 // Observes nothing: the default where no observer is given (tests, tools).
@@ -169,6 +184,9 @@ class Fanout final : public Observer {
   void AuthRefused(const AuthRefusal& e) override { Each(&Observer::AuthRefused, e); }
   void RpcFinished(const RpcEnd& e) override { Each(&Observer::RpcFinished, e); }
   void LookupAnswered(const LookupEnd& e) override { Each(&Observer::LookupAnswered, e); }
+  void ModelChoiceChanged(const ModelChoice& e) override {
+    Each(&Observer::ModelChoiceChanged, e);
+  }
 
  private:
   template <typename Event>

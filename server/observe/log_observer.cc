@@ -183,4 +183,20 @@ void LogObserver::LookupAnswered(const LookupEnd& event) {
                         {"seconds", event.seconds}});
 }
 
+void LogObserver::ModelChoiceChanged(const ModelChoice& event) {
+  std::vector<Field> fields = {
+      {"model", event.model}, {"family", event.family}, {"dtype", event.dtype}};
+  if (event.answers_from.empty()) {
+    log_.Info("model.own", std::move(fields));
+    return;
+  }
+  fields.emplace_back("answers_from", event.answers_from);
+  fields.emplace_back("shapes", event.shapes);
+  // Geometric means of speed ratios: four digits say all the measurements can.
+  auto round4 = [](double x) { return std::round(x * 1e4) / 1e4; };
+  fields.emplace_back("own", round4(event.own));
+  fields.emplace_back("other", round4(event.other));
+  log_.Info("model.gives_way", std::move(fields));
+}
+
 }  // namespace cutune::observe

@@ -26,6 +26,7 @@ class LogObserver final : public Observer {
   void AuthRefused(const AuthRefusal& event) override;
   void RpcFinished(const RpcEnd& event) override;
   void LookupAnswered(const LookupEnd& event) override;
+  void ModelChoiceChanged(const ModelChoice& event) override;
 
  private:
   log::Logger& log_;

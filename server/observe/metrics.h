@@ -43,6 +43,7 @@ class Metrics final : public Observer {
   void AuthRefused(const AuthRefusal& event) override;
   void RpcFinished(const RpcEnd& event) override;
   void LookupAnswered(const LookupEnd& event) override;
+  void ModelChoiceChanged(const ModelChoice&) override {}  // the log says it; nothing to count
 
  private:
   const std::string version_;

@@ -230,7 +230,14 @@ int main(int argc, char** argv) {
     logger.Warning("auth.warning", {{"warning", warning}});
   }
   if (auto s = CheckUnixSocketFree(*address); !s.ok()) return Fail(logger, s);
-  auto store = store::Store::Open(flags.db, service::StoreRules());
+  store::StoreOptions store_options = service::StoreRules();
+  store_options.on_deferral_change = [&events](const store::DeferralChange& change) {
+    events.ModelChoiceChanged({change.own.device_model, change.own.family,
+                               DTypeName(change.own.dtype), change.other,
+                               static_cast<int64_t>(change.comparison.shapes),
+                               change.comparison.own, change.comparison.other});
+  };
+  auto store = store::Store::Open(flags.db, store_options);
   if (!store.ok()) return Fail(logger, store.status());
   if (!flags.tables.empty()) {
     if (auto s = ImportTables(**store, flags.tables, events); !s.ok()) return Fail(logger, s);

@@ -197,9 +197,8 @@ std::vector<std::string> OtherServingModels(const LookupQuery& query,
 // Rung 3: another model of the same compute capability, answering as it answers itself where it
 // measured or predicted: its winner of the very shape, else the member its prediction model
 // picks for the shape (the model the own one gives way to first, then by name, the first that
-// has a matrix). An H100 asking a table
-// server holding the H200 grid gets the H200's answer, labelled SAME_ARCHITECTURE with the
-// H200's figures. It ranks above the own model's nearest shape: on an H100, the H200 grid's
+// has a matrix). An H100 asking a table server holding the H200 grid gets the H200's answer,
+// labelled SAME_ARCHITECTURE with the H200's figures. It ranks above the own model's nearest shape: on an H100, the H200 grid's
 // answers were 98.5% of the H100's own full sweeps at the median and 89.2% at worst over 13
 // untuned shapes, where the H100's own nearest tuned shape among the other 12 was 80.9% and
 // 30.8% (bench/results/unseen-shapes.md, section 19).
@@ -344,6 +343,22 @@ Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons) {
   }
   for (const ModelKey& key : mutual) out.erase(key);
   return out;
+}
+
+std::vector<DeferralChange> DeferralChanges(const Deferrals& before, const Deferrals& now,
+                                            const std::vector<ModelComparison>& comparisons) {
+  std::vector<DeferralChange> changes;
+  for (const auto& [own, other] : now) {
+    auto was = before.find(own);
+    if (was != before.end() && was->second == other) continue;
+    for (const ModelComparison& c : comparisons) {
+      if (c.own == own && c.other == other) changes.push_back({own, other, c.comparison});
+    }
+  }
+  for (const auto& [own, other] : before) {
+    if (!now.count(own)) changes.push_back({own, "", {}});
+  }
+  return changes;
 }
 
 std::vector<std::string> StaleFields(const Provenance& tuned, const Provenance& now) {

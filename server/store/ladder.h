@@ -108,12 +108,12 @@ class WinnerIndex {
   std::map<std::string, std::map<DType, Group>, std::less<>> by_family_;
 };
 
-// Everything the rungs look at. A rung that needs other data (say, a model fitted over
-// measured configurations) gets its own member here.
 // Per (device model, family, dtype): the other model of the same compute capability whose
 // answers the ladder gives in place of the own prediction model's (ChooseDeferrals).
 using Deferrals = std::map<ModelKey, std::string>;
 
+// Everything the rungs look at. A rung that needs other data (say, a model fitted over
+// measured configurations) gets its own member here.
 struct LadderInput {
   const WinnerIndex& winners;
   const ModelMap* models = nullptr;  // none: no PREDICTED rung
@@ -138,9 +138,20 @@ std::vector<ModelComparison> CompareServingModels(
     const std::map<ModelKey, std::vector<predict::Observation>>& observations,
     const std::vector<DeviceModel>& devices);
 // Per own model, the other that served its device better (Comparison::OtherIsBetter), the best
-// of them by its geometric mean; none for two models that each served the other better. An H100 that has fully swept a dozen shapes answers the rest
-// from the H200 grid's model rather than from its own small one, until its own measures better.
+// of them by its geometric mean; none for two models that each served the other better. An H100
+// that has swept a dozen shapes answers the rest from the H200 grid's model rather than from its
+// own small one, until its own measures better.
 Deferrals ChooseDeferrals(const std::vector<ModelComparison>& comparisons);
+// A change of that choice for one own model: the model it now gives way to, with the comparison
+// that chose it, or `other` empty where it answers from its own model again.
+struct DeferralChange {
+  ModelKey own;
+  std::string other;
+  predict::Comparison comparison;
+};
+// The changes from `before` to `now` (what the daemon logs, and only when the choice changes).
+std::vector<DeferralChange> DeferralChanges(const Deferrals& before, const Deferrals& now,
+                                            const std::vector<ModelComparison>& comparisons);
 
 // The device models whose tuning serves `device`, in the ladder's order: the device's own model,
 // then every other model in `known` of the same compute capability, by name. The same-

@@ -10,7 +10,6 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "server/core/strings.h"
 #include "server/core/ties.h"
 #include "server/store/queries.h"
@@ -288,17 +287,11 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
   }
   *comparisons = CompareServingModels(out, tuned, observed, models);
   *deferrals = ChooseDeferrals(*comparisons);
-  for (const auto& [own, other] : *deferrals) {
-    for (const ModelComparison& c : *comparisons) {
-      if (c.own != own || c.other != other) continue;
-      std::string line = absl::StrFormat(
-          "cutune store: %s answers untuned %s %s shapes from %s's prediction model: on %zu of "
-          "its own tuned shapes, that model's picks measured %.1f%% of their winners' speed, "
-          "its own model's (each shape held out) %.1f%% (geometric means)",
-          own.device_model, own.family, std::string(DTypeName(own.dtype)), other,
-          c.comparison.shapes, 100 * c.comparison.other, 100 * c.comparison.own);
-      std::lock_guard<std::mutex> lock(log_mu_);
-      if (logged_.insert(line).second) std::cerr << line << "\n";
+  const std::shared_ptr<const WinnerCache> previous = Snapshot();
+  if (options_.on_deferral_change) {
+    for (const DeferralChange& change : DeferralChanges(
+             previous ? previous->deferrals : Deferrals{}, *deferrals, *comparisons)) {
+      options_.on_deferral_change(change);
     }
   }
   return out;

@@ -148,6 +148,9 @@ struct StoreOptions {
   // table's); a crash may then lose or corrupt it.
   bool durable = true;
   FitFn fit = {};
+  // Called (under the store's write lock) for each change of which prediction model answers a
+  // device model's untuned shapes (ChooseDeferrals); cutuned logs it. Empty: nobody is told.
+  std::function<void(const DeferralChange&)> on_deferral_change = {};
 };
 
 // One cell of a portfolio matrix imported from a table: a member's time at a tuned shape.
@@ -285,7 +288,7 @@ class Store {
   // database); else the previous snapshot's are kept.
   absl::Status RefreshCacheLocked(bool retrain = false);
   // Also compares the own models with their architecture's (CompareServingModels), chooses
-  // which give way (ChooseDeferrals) and says so on stderr.
+  // which give way (ChooseDeferrals) and reports where that changed (on_deferral_change).
   absl::StatusOr<ModelMap> TrainModelsLocked(const WinnerIndex& index,
                                              const std::vector<DeviceModel>& models,
                                              std::vector<ModelComparison>* comparisons,

@@ -161,6 +161,19 @@ TEST(LogObserverTest, AuthRefusalNamesPeerMethodAndReason) {
                         "reason=\"this token is read-only\"\n"));
 }
 
+TEST(LogObserverTest, AModelChoiceNamesTheModelItAnswersFromAndWhy) {
+  CapturedLog captured;
+  LogObserver observer(captured.logger());
+  observer.ModelChoiceChanged(
+      {"NVIDIA H100 80GB HBM3", "matmul", "f32", "NVIDIA H200", 12, 0.835, 0.97});
+  observer.ModelChoiceChanged({"NVIDIA H100 80GB HBM3", "matmul", "f32", "", 0, 0, 0});
+  EXPECT_THAT(captured.text(),
+              HasSubstr(" INFO model.gives_way model=\"NVIDIA H100 80GB HBM3\" family=matmul "
+                        "dtype=f32 answers_from=\"NVIDIA H200\" shapes=12 own=0.835 other=0.97\n"));
+  EXPECT_THAT(captured.text(), HasSubstr(" INFO model.own model=\"NVIDIA H100 80GB HBM3\" "
+                                         "family=matmul dtype=f32\n"));
+}
+
 TEST(MetricsTest, CountsTheSameEventsTheLogShows) {
   Metrics metrics("0.1.0");
   metrics.DeclareLookupRung("exact");

@@ -320,6 +320,28 @@ TEST(LadderTest, AGiveWayNeedsAsManyJudgedShapesAsAModelNeeds) {
   EXPECT_THAT(ChooseDeferrals({gh200, c}), ElementsAre(std::pair(c.own, kGh200.name)));
 }
 
+TEST(LadderTest, AGiveWayIsReportedWhenItChangesOnly) {
+  const ModelKey h100{kH100.name, "transpose", DType::kF32};
+  const ModelComparison c{h100, kH200.name, {12, 0.835, 0.97}, {}};
+  const ModelComparison gh{h100, kGh200.name, {12, 0.835, 0.98}, {}};
+  const Deferrals to_h200{{h100, kH200.name}};
+  std::vector<DeferralChange> began = DeferralChanges({}, to_h200, {c, gh});
+  ASSERT_EQ(began.size(), 1u);
+  EXPECT_EQ(began[0].own, h100);
+  EXPECT_EQ(began[0].other, kH200.name);
+  EXPECT_EQ(began[0].comparison.shapes, 12u);
+  EXPECT_DOUBLE_EQ(began[0].comparison.other, 0.97) << "the chosen model's figures";
+  EXPECT_THAT(DeferralChanges(to_h200, to_h200, {c}), IsEmpty()) << "no change, nothing said";
+  const std::vector<DeferralChange> moved =
+      DeferralChanges(to_h200, {{h100, kGh200.name}}, {c, gh});
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(moved[0].other, kGh200.name);
+  const std::vector<DeferralChange> back = DeferralChanges(to_h200, {}, {});
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].own, h100);
+  EXPECT_EQ(back[0].other, "") << "its own model again";
+}
+
 TEST(LadderTest, SameArchitectureIsTheNearestShapeOnAnotherModelOfTheComputeCapability) {
   LookupResult r = Ask(Query(kGh200, {8192, 8192}),
                        {W(kH200, {4096, 4096}, 64, 40.0), W(kH100, {8192, 8192}, 16, 170.0),
