@@ -287,8 +287,8 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
   }
   *comparisons = CompareServingModels(out, tuned, observed, models);
   *deferrals = ChooseDeferrals(*comparisons);
-  const std::shared_ptr<const WinnerCache> previous = Snapshot();
   if (options_.on_deferral_change) {
+    const std::shared_ptr<const WinnerCache> previous = Snapshot();
     for (const DeferralChange& change : DeferralChanges(
              previous ? previous->deferrals : Deferrals{}, *deferrals, *comparisons)) {
       options_.on_deferral_change(change);

@@ -66,6 +66,17 @@ class QuickStartTest : public ::testing::Test {
     return start.ok() ? *start : std::vector<Params>{};
   }
 
+  // Tiles 16, 32 and 64 measured at six more H200 squares (16 wins below 2048, 64 from there, 32
+  // is 1.2x everywhere): a matrix, so a portfolio its model ranks.
+  void TuneH200Squares() {
+    for (int64_t n : {256, 512, 2048, 4096, 8192, 32768}) {
+      const double work = static_cast<double>(n * n) / 1e5;
+      RunSweep(*store_, H200(), "transpose", {n, n}, Prov(),
+               {Ok(Tile(16), work * (n < 2048 ? 1.0 : 1.4)), Ok(Tile(32), work * 1.2),
+                Ok(Tile(64), work * (n < 2048 ? 1.4 : 1.0))});
+    }
+  }
+
   TempDir dir_;
   std::unique_ptr<Store> store_;
 };
@@ -89,13 +100,7 @@ TEST_F(QuickStartTest, TheDevicesOwnTuningComesFirst) {
 // device's own winners of other shapes, as the ladder ranks it: 40 own winners left the H200's
 // portfolio out of the 32 places before.
 TEST_F(QuickStartTest, TheArchitecturesPortfolioComesBeforeOwnWinnersOfOtherShapes) {
-  // Tiles 16, 32 and 64 measured at six more H200 shapes: a matrix, so a portfolio it ranks.
-  for (int64_t n : {256, 512, 2048, 4096, 8192, 32768}) {
-    const double work = static_cast<double>(n * n) / 1e5;
-    RunSweep(*store_, H200(), "transpose", {n, n}, Prov(),
-             {Ok(Tile(16), work * (n < 2048 ? 1.0 : 1.4)), Ok(Tile(32), work * 1.2),
-              Ok(Tile(64), work * (n < 2048 ? 1.4 : 1.0))});
-  }
+  TuneH200Squares();
   auto h200 = store_->PredictionModel(H200().name, "transpose", DType::kF32);
   ASSERT_TRUE(h200 != nullptr && h200->HasMatrix());
   for (int64_t t = 100; t < 140; ++t) {
@@ -118,12 +123,7 @@ TEST_F(QuickStartTest, TheArchitecturesPortfolioComesBeforeOwnWinnersOfOtherShap
 // four shapes judge the H200's model; LookupTest has the same case), the H200's portfolio ranked
 // for the shape comes before the H100's own: 64, then 32 (1.2x everywhere), then 16.
 TEST_F(QuickStartTest, TheModelTheOwnOneGivesWayToComesFirst) {
-  for (int64_t n : {256, 512, 2048, 4096, 8192, 32768}) {
-    const double work = static_cast<double>(n * n) / 1e5;
-    RunSweep(*store_, H200(), "transpose", {n, n}, Prov(),
-             {Ok(Tile(16), work * (n < 2048 ? 1.0 : 1.4)), Ok(Tile(32), work * 1.2),
-              Ok(Tile(64), work * (n < 2048 ? 1.4 : 1.0))});
-  }
+  TuneH200Squares();
   const std::pair<int64_t, int64_t> h100[] = {{300, 16}, {600, 64}, {1200, 16}, {5000, 64}};
   for (auto [n, winner] : h100) {
     const double work = static_cast<double>(n * n) / 1e5;
