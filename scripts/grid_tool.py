@@ -12,6 +12,7 @@
                                                 from each other's; one `NAME=V,...` per line
   grid_tool.py missing TABLE FAMILY SHAPE POOL  the POOL configurations not yet measured at
                                                 SHAPE, one per line for `cutune sweep --candidates`
+                                                (a single row spread over 5% is measured again)
   grid_tool.py winner TABLE FAMILY SHAPE        TABLE's winner at SHAPE as `NAME=V,...` (what
                                                 bench/kernel_lab.py takes); exits 1 without one
   grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners (and sweeps) of these kernel
@@ -153,14 +154,25 @@ def pool(table_path, family, grid_file, near="0"):
         print(params)
 
 
+# A row whose samples spread (stdev / mean) more than this is not yet a matrix cell: quick times
+# each candidate briefly (at most 50 samples or 50 ms), and a kernel of a few microseconds can
+# stop there with a spread of 10-30% and a median off by as much (the H100 grid of 2026-12-05:
+# 751 of its portfolio's 4096 cells, bench/results/unseen-shapes.md section 21). The matrix is
+# what the prediction model learns from, so such a configuration is measured again with the
+# full timing, once: a second row counts whatever its spread.
+PRECISE_SPREAD = 0.05
+
+
 def missing(table_path, family, shape_text, pool_file):
     shape = tuple(int(d) for d in shape_text.split("x"))
-    measured = set()
+    rows = {}
     for device in _table(table_path).get("devices", []):
         for sweep in device.get("sweeps", []):
             if sweep["family"] == family and tuple(sweep["shape"]) == shape:
                 for row in sweep.get("rows", []):
-                    measured.add(fmt(row["params"]))
+                    rows.setdefault(fmt(row["params"]), []).append(row)
+    measured = {params for params, seen in rows.items()
+                if len(seen) > 1 or any(r.get("rel_spread", 0) <= PRECISE_SPREAD for r in seen)}
     with open(pool_file) as f:
         for line in f:
             if line.strip() and line.strip() not in measured:
