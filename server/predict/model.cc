@@ -234,6 +234,10 @@ namespace {
 constexpr double kLeastTimeUs = 1e-3;  // a cost model's time is floored here before its log
 }  // namespace
 
+double Model::FlooredCostTime(size_t member, const LaunchFit& fit) const {
+  return std::max({CostTime(member, fit), floor_us_[member], kLeastTimeUs});
+}
+
 double Model::CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const {
   double sum = 0, weights = 0;
   for (const auto& [d, s] : near) {
@@ -260,7 +264,7 @@ std::vector<double> Model::CostScores(const Asked& asked) const {
     if (cost_[m].empty() || !(CostTime(m, asked_fit[m]) > 0)) continue;
     any = true;
     const double error = CostError(m, asked.near);
-    scores[m] = std::log(std::max(CostTime(m, asked_fit[m]), kLeastTimeUs)) +
+    scores[m] = std::log(FlooredCostTime(m, asked_fit[m])) +
                 (error > 0 ? options_.underestimate_weight : options_.residual_weight) * error;
   }
   if (!any) return {};
@@ -310,8 +314,7 @@ std::optional<Prediction> Model::Predict(const Shape& shape) const {
   out.measured_shape = p.shapes[near.front().second];
   out.measured_us = p.Time(near.front().second, m);
   if (!cost_[m].empty() && CostApplies(shape)) {
-    out.predicted_time_us = std::max(CostTime(m, at_asked), kLeastTimeUs) *
-                            std::exp(CostError(m, a.near));
+    out.predicted_time_us = FlooredCostTime(m, at_asked) * std::exp(CostError(m, a.near));
     return out;
   }
   double sum = 0, weights = 0;

@@ -9,7 +9,7 @@
 //   change the ranking);
 // - where the family has a cost model (the fit's cost terms), each member's time: a
 //   non-negative sum of its terms plus a latency, fitted to its measured times over the grid,
-//   times part of its fit's weighted error at the neighbours.
+//   no less than its launch latency, times part of its fit's weighted error at the neighbours.
 // The member of least predicted time wins where the cost model applies (the asked shape is no
 // smaller in work than the least tuned one: below the grid it would extrapolate), otherwise the
 // one of least slowdown. The reported slowdown is the neighbours' estimate for the pick,
@@ -180,6 +180,12 @@ class Model {
   std::vector<LaunchFit> FitsAt(const Shape& shape) const;
   // A member's cost model's time at a fit (0 without one).
   double CostTime(size_t member, const LaunchFit& fit) const;
+  // The same, no less than the member's launch latency (LatencyFloor): what the pick and the
+  // predicted time use. A fit whose terms go to nothing (a split-K tile at K = 16) would
+  // otherwise call a member faster than any launch of it (H100 grid: 3.2 us for a member
+  // measured at 10.4 us; bench/results/unseen-shapes.md section 21). The error at the
+  // neighbours (CostError) stays the fit's own.
+  double FlooredCostTime(size_t member, const LaunchFit& fit) const;
   // The weighted mean of log(measured / cost model's time) of a member at the given neighbours
   // (where it was measured; 0 at none).
   double CostError(size_t member, const std::vector<std::pair<double, size_t>>& near) const;

@@ -318,6 +318,41 @@ TEST(ModelTest, TheCostModelSeesAWaveTheNeighboursDoNot) {
   EXPECT_EQ(pick->params, waves);
 }
 
+// `lean` costs 10 us a launch however little it does, and 1e-5 us per unit of work past that;
+// its cost term is the work, and its fit sees only shapes past the flat part (the fit hook has no
+// terms below 300 x 300, as a split-K tile's terms go to nothing at K = 16 on the H100 grid). The
+// fit puts it at 1.6 us at 400 x 400, under any launch of it; `steady` (6 us + 1.2e-5 a unit)
+// takes 7.9 us there. The cost model alone (no neighbour correction) must not pick `lean`.
+TEST(ModelTest, ACostModelNeverPredictsAMemberFasterThanItsLaunchLatency) {
+  const Params lean = {{"tile", 128}}, steady = {{"tile", 32}};
+  auto work = [](int64_t n) { return static_cast<double>(n) * static_cast<double>(n); };
+  auto time = [&](const Params& p, int64_t n) {
+    return p == lean ? (n < 300 ? 10.0 : std::max(10.0, 1e-5 * work(n))) : 6 + 1.2e-5 * work(n);
+  };
+  std::vector<TunedShape> tuned;
+  std::vector<Observation> seen;
+  for (int64_t n : {128, 256, 1024, 2048, 4096, 8192}) {
+    const Params& winner = time(lean, n) < time(steady, n) ? lean : steady;
+    tuned.push_back({{n, n}, winner, time(winner, n)});
+    for (const Params& p : {lean, steady}) seen.push_back({{n, n}, p, time(p, n)});
+  }
+  auto fit = [&](const Params& p, const Shape& s, const ResourceUsage&) {
+    return p == lean && s[0] < 300 ? LaunchFit{} : LaunchFit{1.0, {work(s[0])}};
+  };
+  ModelOptions cost_alone;
+  cost_alone.residual_weight = cost_alone.underestimate_weight = 0;
+  const Model model = Model::Train(tuned, seen, fit, cost_alone);
+  ASSERT_EQ(model.portfolio().members.size(), 2u);
+  auto pick = model.Predict({400, 400});  // lean: 10 us, steady: 7.9 us
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, steady);
+  EXPECT_NEAR(pick->predicted_time_us, time(steady, 400), 0.1);
+  // Past the flat part the fit holds, and lean is picked.
+  pick = model.Predict({3000, 3000});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, lean);
+}
+
 // Another rule's answers timed by the device's own measurements: the fastest observation of
 // the answered configuration at each tuned shape, shapes without an answer or a measurement of
 // it left out.
