@@ -2,7 +2,8 @@
 """scripts/grid_tool.py pool, missing and winner on a hand-made table: the matrix's list holds every
 grid winner once, and per shape at most NEAR near-winners, each within 5% of the shape's best and
 of a tiling (bm, bn, splitk, sk) that neither the winner nor an earlier pick has; missing lists
-what a shape has not measured (or measured once with a spread over 5%); winner prints a shape's winner, and fails for a shape without one.
+what a shape has not measured (or measured once with a spread over 5%); winner prints a shape's
+winner, and fails for a shape without one.
   grid_tool_test.py SRC"""
 import json
 import os
