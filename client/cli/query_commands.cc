@@ -388,7 +388,8 @@ void AddQueryCommands(CLI::App& app, Context& context) {
     AddProblemOptions(cmd, options->problem);
     auto* table = cmd->add_option(
         "--table", options->table,
-        "Answer from this table file here, as a table server holding it would (no daemon)");
+        "Answer from this table file (or every *.json table in this directory) here, as a "
+        "table server holding it would (no daemon)");
     cmd->add_option("--source", options->source_file, "Write the kernel source to FILE");
     cmd->add_option("--cubin", options->cubin_file,
                     "Write the compiled cubin for the device's architecture to FILE");

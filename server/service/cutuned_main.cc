@@ -90,13 +90,7 @@ absl::Status ImportTables(store::Store& store, const std::string& dir,
   if (!std::filesystem::is_directory(dir, ec)) {
     return absl::NotFoundError(absl::StrCat("--tables: '", dir, "' is not a directory"));
   }
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() == ".json") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& file : files) {
-    const std::string path = file.string();
+  for (const std::string& path : store::TableFilesIn(dir)) {
     auto text = ReadFile(path);
     if (!text.ok()) return text.status();
     auto stats = store::ImportTable(store, *text,

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/files.h"
@@ -14,9 +16,22 @@
 namespace cutune::service {
 
 absl::StatusOr<std::unique_ptr<OfflineTable>> OfflineTable::Open(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text.ok()) return text.status();
+  // The tables, all read before anything is created: a file, or a directory's *.json files.
   std::error_code ec;
+  std::vector<std::string> files = {path};
+  if (std::filesystem::is_directory(path, ec)) {
+    files = store::TableFilesIn(path);
+    if (files.empty()) {
+      return absl::NotFoundError(
+          absl::StrCat(path, ": no tuning table (*.json) in this directory"));
+    }
+  }
+  std::vector<std::string> texts;
+  for (const std::string& file : files) {
+    auto text = ReadFile(file);
+    if (!text.ok()) return text.status();
+    texts.push_back(*std::move(text));
+  }
   std::string pattern = (std::filesystem::temp_directory_path(ec) / "cutune-table-XXXXXX").string();
   if (ec) pattern = "/tmp/cutune-table-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) {
@@ -33,10 +48,13 @@ absl::StatusOr<std::unique_ptr<OfflineTable>> OfflineTable::Open(const std::stri
   options.durable = false;  // thrown away with this object: no fsync
   auto store = store::Store::Open(dir + "/table.db", options);
   if (!store.ok()) return cleanup_on_error(store.status());
-  auto stats = store::ImportTable(**store, *text, ImportRules(store::MergePolicy::kKeepFaster));
-  if (!stats.ok()) {
-    return cleanup_on_error(absl::Status(
-        stats.status().code(), absl::StrCat(path, ": ", stats.status().message())));
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto stats =
+        store::ImportTable(**store, texts[i], ImportRules(store::MergePolicy::kKeepFaster));
+    if (!stats.ok()) {
+      return cleanup_on_error(absl::Status(stats.status().code(),
+                                           absl::StrCat(files[i], ": ", stats.status().message())));
+    }
   }
   return std::unique_ptr<OfflineTable>(new OfflineTable(path, dir, *std::move(store)));
 }

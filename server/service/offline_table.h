@@ -1,7 +1,8 @@
-// A table file answered in-process, with no daemon: a private store in a temporary directory,
-// the table imported with the daemon's rules, and lookups through the daemon's ladder and answer
-// builder (answer.h), so an offline answer is the one a table server would give. Used by the
-// client library's offline fallback, `cutune get --table` and cutune-bench's quick rows.
+// A table file (or a directory of them) answered in-process, with no daemon: a private store in a
+// temporary directory, the table imported with the daemon's rules, and lookups through the daemon's
+// ladder and answer builder (answer.h), so an offline answer is the one a table server would give.
+// Used by the client library's offline fallback, `cutune get --table` and cutune-bench's quick
+// rows.
 #pragma once
 
 #include <memory>
@@ -20,8 +21,11 @@ namespace pb = ::cutune::v1;
 
 class OfflineTable {
  public:
-  // Reads and imports `path`; a table that does not parse or validate is INVALID_ARGUMENT
-  // naming the file, one that cannot be read NOT_FOUND.
+  // Reads and imports `path`: a table file, or a directory's *.json tables in name order, as
+  // `cutuned --tables DIR` imports them (tables/ holds one file per GPU model, and a GPU one file
+  // holds only part of is answered as that daemon would: the rest from another model of its
+  // architecture). A table that does not parse or validate is INVALID_ARGUMENT naming the file;
+  // one that cannot be read, or a directory without any, NOT_FOUND.
   static absl::StatusOr<std::unique_ptr<OfflineTable>> Open(const std::string& path);
   ~OfflineTable();  // removes its directory
   OfflineTable(const OfflineTable&) = delete;

@@ -2,9 +2,11 @@
 // it to Store::ApplyImport (store_import.cc), which applies it in one transaction.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <new>
 #include <set>
+#include <system_error>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -498,6 +500,16 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("table is too large to hold in memory");
   }
+}
+
+std::vector<std::string> TableFilesIn(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().extension() == ".json") files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text,

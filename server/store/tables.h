@@ -66,6 +66,11 @@ absl::StatusOr<ImportBatch> ParseTable(std::string_view json_text,
 absl::StatusOr<ImportStats> ImportTable(Store& store, std::string_view json_text,
                                         const ImportOptions& options);
 
+// The tuning tables a directory holds: its *.json files, in name order. `cutuned --tables DIR`
+// and an offline table directory import them in this order, so their keep-faster merges agree.
+// Empty when the directory holds none or cannot be read.
+std::vector<std::string> TableFilesIn(const std::string& dir);
+
 // Per key (device model, family, dtype, shape). Where a table holds winners for several kernel
 // source hashes of one key, the newest counts.
 struct TableDiffEntry {

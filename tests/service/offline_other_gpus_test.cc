@@ -7,7 +7,10 @@
 // store/quick_start.h every GPU but the H200 started from the baseline alone, and on an H100 the
 // descent from it ended at 12-31% of cuBLAS on the awkward shapes (bench/results/
 // unseen-shapes.md, section 18).
+#include <stdlib.h>
+
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -159,6 +162,53 @@ TEST_F(OtherGpusTest, QuickFromTheH200sStartFindsTheH100sRecordedBest) {
 
 TEST_F(OtherGpusTest, AnotherArchitectureStartsFromTheBaseline) {
   EXPECT_THAT(Start(a100_, {2048, 512, 8192}), ElementsAre(matmul_.baseline()));
+}
+
+// tables/ holds one file per GPU model. Opened as a directory it answers an H100 as a daemon
+// with `--tables tables/` would: its transposes from its own table, its matmuls (which that table
+// does not hold yet) from the H200's model. The H100's file alone has no matmul to offer.
+TEST(OfflineTableDirectoryTest, AnswersAsADaemonHoldingEveryTableInIt) {
+  const std::string h100 = "NVIDIA H100 80GB HBM3";
+  auto all = OfflineTable::Open(CUTUNE_TABLES_DIR);
+  ASSERT_TRUE(all.ok()) << all.status();
+  pb::GetBestConfigRequest transpose;
+  transpose.mutable_problem()->set_family("transpose");
+  transpose.mutable_problem()->add_shape(8191);
+  transpose.mutable_problem()->add_shape(4097);
+  transpose.mutable_device()->set_model(h100);
+  auto t = (*all)->Answer(transpose);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->rung(), pb::GetBestConfigResponse::RUNG_EXACT);
+  auto m = (*all)->Answer(Ask({3000, 500, 700}, h100));
+  ASSERT_TRUE(m.ok()) << m.status();
+  EXPECT_EQ(m->rung(), pb::GetBestConfigResponse::RUNG_SAME_ARCHITECTURE);
+
+  auto alone = OfflineTable::Open(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h100.json");
+  ASSERT_TRUE(alone.ok()) << alone.status();
+  auto m_alone = (*alone)->Answer(Ask({3000, 500, 700}, h100));
+  ASSERT_TRUE(m_alone.ok()) << m_alone.status();
+  EXPECT_EQ(m_alone->rung(), pb::GetBestConfigResponse::RUNG_FAMILY_DEFAULT);
+}
+
+// A directory without tables, or with one that does not import, is refused naming it.
+TEST(OfflineTableDirectoryTest, AnEmptyDirectoryOrABadTableInItIsRefusedByName) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "offline-dir-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const std::filesystem::path dir = pattern;
+  auto empty = OfflineTable::Open(dir.string());
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kNotFound) << empty.status();
+  EXPECT_THAT(std::string(empty.status().message()), HasSubstr(dir.string()));
+  std::filesystem::copy_file(std::string(CUTUNE_TABLES_DIR) + "/nvidia-h200.json",
+                             dir / "a-good.json");
+  std::ofstream(dir / "b-bad.json") << "{\"format\": \"cutune-table\", \"version\": 99}";
+  std::ofstream(dir / "notes.txt") << "not a table";
+  auto bad = OfflineTable::Open(dir.string());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("b-bad.json"));
+  std::filesystem::remove(dir / "b-bad.json");
+  auto good = OfflineTable::Open(dir.string());
+  EXPECT_TRUE(good.ok()) << good.status();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
