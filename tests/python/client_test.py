@@ -20,6 +20,7 @@ from table_server import TableServer
 
 ARGS = None
 H200 = "NVIDIA H200"
+H100 = "NVIDIA H100 80GB HBM3"
 NOWHERE = "unix:/nonexistent/cutuned.sock"  # nothing listens there: offline at once
 
 
@@ -187,6 +188,9 @@ class ErrorTest(unittest.TestCase):
         with self.assertRaises(cutune.OfflineError) as caught:
             cutune.Client(NOWHERE, table="/nonexistent/h200.json")
         self.assertIn("does not exist", str(caught.exception))
+        with self.assertRaises(cutune.OfflineError) as caught:
+            cutune.Client(NOWHERE, table="/nonexistent/tables/")
+        self.assertIn("table file or directory", str(caught.exception))
 
     def test_fresh_only_refuses_a_stale_answer(self):
         # The fixture table was "measured" with another kernel source.
@@ -230,6 +234,21 @@ class OfflineTest(unittest.TestCase):
             self.assertEqual(offline.stats.offline_answers, 5)
             self.assertEqual(offline.get("matmul", (64, 4096, 4096)).rung, "exact")
             self.assertEqual(offline.stats.offline_answers, 5)  # from the cache
+
+    def test_offline_from_the_tables_directory(self):
+        # tables/ holds a file per GPU model. Offline from the directory, an H100 gets what the
+        # table server holding the directory gives it: its own transposes, the H200's matmuls.
+        online = cutune.Client(SHIPPED.address, model=H100)
+        with environment(CUTUNE_CLI=ARGS.cli):
+            offline = cutune.Client(NOWHERE, table=ARGS.shipped_tables, model=H100)
+            for family, shape, rung in (("transpose", (8191, 4097), "exact"),
+                                        ("matmul", (3000, 500, 700), "same_architecture")):
+                a, b = offline.get(family, shape), online.get(family, shape)
+                self.assertTrue(a.offline)
+                self.assertEqual(a.rung, rung, f"{family} {shape}")
+                self.assertEqual((a.rung, a.params, a.geometry, a.compile_options),
+                                 (b.rung, b.params, b.geometry, b.compile_options),
+                                 f"{family} {shape}")
 
     def test_offline_never_asks_the_daemon(self):
         with environment(CUTUNE_CLI=ARGS.cli):

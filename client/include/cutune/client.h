@@ -117,8 +117,9 @@ struct ClientOptions {
   std::string tls_cert{};
   std::string tls_key{};
   std::chrono::milliseconds timeout{std::chrono::seconds(10)};  // per request
-  // A tuning table file (tables/*.json, `cutune table export`): answers when the daemon is
-  // unreachable, or always when `offline` is set.
+  // A tuning table file (tables/*.json, `cutune table export`), or a directory of them (every
+  // *.json, as `cutuned --tables` imports them): answers when the daemon is unreachable, or
+  // always when `offline` is set.
   std::string table{};
   bool offline = false;
   // Refuse answers whose provenance (driver, NVRTC, kernel source) differs from this host's.

@@ -47,8 +47,9 @@ class Client:
 
     server: "host:port" or "unix:PATH" (default $CUTUNE_SERVER, else 127.0.0.1:50051).
     token: sent as "authorization: Bearer <token>" (default $CUTUNE_TOKEN).
-    table: a tuning table file (tables/nvidia-h200.json) to answer from, through the `cutune`
-        CLI ($CUTUNE_CLI, else the build tree's, else PATH), when the daemon is unreachable.
+    table: a tuning table file (tables/nvidia-h200.json), or a directory of them (tables/: every
+        *.json, as `cutuned --tables` imports them), to answer from, through the `cutune` CLI
+        ($CUTUNE_CLI, else the build tree's, else PATH), when the daemon is unreachable.
     offline: always answer from `table`, never contacting a daemon.
     model: the device model to ask about ("NVIDIA H200"); default: get() lets the daemon choose,
         matmul/transpose ask for the current GPU's name.
@@ -62,8 +63,8 @@ class Client:
         self.server = server or os.environ.get(SERVER_ENV) or DEFAULT_SERVER
         token = os.environ.get(TOKEN_ENV, "") if token is None else token
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
-        if table is not None and not os.path.isfile(table):
-            raise OfflineError(f"table file {os.fspath(table)!r} does not exist")
+        if table is not None and not (os.path.isfile(table) or os.path.isdir(table)):
+            raise OfflineError(f"table file or directory {os.fspath(table)!r} does not exist")
         self.table = os.fspath(table) if table is not None else None
         if offline and self.table is None:
             raise OfflineError("offline=True needs table=FILE to answer from")
