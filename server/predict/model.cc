@@ -200,7 +200,7 @@ Model::Asked Model::Ask(const Shape& shape) const {
   return {shape, FitsAt(shape), Neighbours(shape)};
 }
 
-std::vector<double> Model::Scores(const Asked& asked, bool clipped) const {
+std::vector<double> Model::Scores(const Asked& asked, bool clipped, bool measured_only) const {
   const Portfolio& p = portfolio_;
   const std::vector<LaunchFit>& asked_fit = asked.fits;
   const std::vector<std::pair<double, size_t>>& near = asked.near;
@@ -220,12 +220,13 @@ std::vector<double> Model::Scores(const Asked& asked, bool clipped) const {
       const auto [d, s] = near[i];
       const double w = 1.0 / (d + options_.distance_offset);
       const double t = p.Time(s, m);
+      if (measured_only && !(t > 0)) continue;
       double v = t > 0 ? std::log(t / p.best_us[s]) : std::log(options_.unmeasured_slowdown);
       v += FitCorrection(fit_at_[s][m], asked_fit[m]) - median_correction[i];
       sum += w * (clipped ? std::max(v, 0.0) : v);
       weights += w;
     }
-    scores[m] = sum / weights;
+    scores[m] = weights > 0 ? sum / weights : std::log(options_.unmeasured_slowdown);
   }
   return scores;
 }
@@ -286,7 +287,7 @@ std::vector<std::pair<double, double>> Model::Ranking(const Asked& asked) const 
 std::optional<Prediction> Model::Predict(const Shape& shape) const {
   if (!Predictable(portfolio_, shape)) return std::nullopt;
   const Asked a = Ask(shape);
-  const std::vector<double> slowdowns = Scores(a);
+  const std::vector<double> slowdowns = Scores(a, /*clipped=*/true, /*measured_only=*/true);
   const std::vector<std::pair<double, double>> ranking = Ranking(a);
   if (ranking.empty()) return std::nullopt;
   const size_t m = static_cast<size_t>(std::min_element(ranking.begin(), ranking.end()) -

@@ -165,8 +165,13 @@ class Model {
   Asked Ask(const Shape& shape) const;
   // Predicted log slowdown of every member from the neighbours' slowdowns. Clipped, each
   // neighbour's estimate is at least 0 (no member is faster than a shape's winner): what the
-  // expected slowdown reports. Unclipped it still orders members that all clip to 0.
-  std::vector<double> Scores(const Asked& asked, bool clipped = true) const;
+  // expected slowdown reports. Unclipped it still orders members that all clip to 0. A
+  // neighbour where a member was not measured counts as options.unmeasured_slowdown when
+  // members are ranked (an unknown is not a good bet); `measured_only` leaves it out, as the
+  // expected slowdown of a pick does (a matrix with unmeasured cells reported 2.4x for a pick
+  // measured at 2 of its 6 neighbours, 1.0x and 1.07x there). Without any: unmeasured_slowdown.
+  std::vector<double> Scores(const Asked& asked, bool clipped = true,
+                             bool measured_only = false) const;
   // Predicted log time of every member from its cost model (empty where the cost model does not
   // apply).
   std::vector<double> CostScores(const Asked& asked) const;

@@ -353,6 +353,35 @@ TEST(ModelTest, ACostModelNeverPredictsAMemberFasterThanItsLaunchLatency) {
   EXPECT_EQ(pick->params, lean);
 }
 
+// `a` is 20% faster than `b` everywhere, but the matrix never measured it at 1024 and 4096, where
+// `b` won. At 3000 x 3000 the cost model picks `a`; its expected slowdown comes from the
+// neighbours where it was measured (as fast as their winners), not from a 4x guess for the two
+// where it was not (the H100 grid's matrix: 2.4x reported for 3000x500x700 so).
+TEST(ModelTest, APicksExpectedSlowdownComesFromTheNeighboursThatMeasuredIt) {
+  const Params a = {{"tile", 64}}, b = {{"tile", 32}};
+  auto work = [](int64_t n) { return static_cast<double>(n) * static_cast<double>(n); };
+  auto time = [&](const Params& p, int64_t n) { return (p == a ? 1e-5 : 1.2e-5) * work(n); };
+  std::vector<TunedShape> tuned;
+  std::vector<Observation> seen;
+  for (int64_t n : {512, 1024, 2048, 4096, 8192, 16384}) {
+    const bool measured = n != 1024 && n != 4096;
+    const Params& winner = measured ? a : b;
+    tuned.push_back({{n, n}, winner, time(winner, n)});
+    seen.push_back({{n, n}, b, time(b, n)});
+    if (measured) seen.push_back({{n, n}, a, time(a, n)});
+  }
+  auto fit = [&](const Params&, const Shape& s, const ResourceUsage&) {
+    return LaunchFit{1.0, {work(s[0])}};
+  };
+  const Model model = Model::Train(tuned, seen, fit);
+  ASSERT_EQ(model.portfolio().members.size(), 2u);
+  auto pick = model.Predict({3000, 3000});
+  ASSERT_TRUE(pick);
+  EXPECT_EQ(pick->params, a);
+  EXPECT_NEAR(pick->raw_slowdown, 1.0, 0.05);  // 1.86 with the guess
+  EXPECT_LT(pick->expected_slowdown, 1.2);     // calibrated by leave-one-shape-out: 1.11
+}
+
 // Another rule's answers timed by the device's own measurements: the fastest observation of
 // the answered configuration at each tuned shape, shapes without an answer or a measurement of
 // it left out.
