@@ -142,8 +142,20 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
       if (IsNearWinner(m, s, c)) eligible[c] = true;
     }
   }
-  // Greedy selection on the sum over included shapes of log(score).
-  std::vector<double> covered(shapes, kUncovered);
+  // Greedy selection on the sum over included shapes of log(best score) plus kSecondCover times
+  // log(second-best score).
+  std::vector<double> first(shapes, kUncovered), second(shapes, kUncovered);
+  // Only a candidate measured at half the included shapes or more counts as a second cover: one
+  // known at a few shapes (a winner the matrix did not measure elsewhere) tells the model
+  // nothing about the shapes around them.
+  size_t included = 0;
+  std::vector<size_t> measured(m.candidates.size(), 0);
+  for (size_t s = 0; s < shapes; ++s) {
+    if (!include[s]) continue;
+    ++included;
+    for (size_t c = 0; c < m.candidates.size(); ++c) measured[c] += m.time[s][c] > 0;
+  }
+  auto second_cover = [&](size_t c) { return 2 * measured[c] >= included ? kSecondCover : 0.0; };
   std::vector<bool> chosen(m.candidates.size(), false);
   std::vector<size_t> order;
   while (order.size() < max_members) {
@@ -152,10 +164,13 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
     for (size_t c = 0; c < m.candidates.size(); ++c) {
       if (chosen[c] || !eligible[c]) continue;
       double gain = 0;
+      const double weight = second_cover(c);
       for (size_t s = 0; s < shapes; ++s) {
         if (!include[s] || m.time[s][c] <= 0) continue;
         const double score = std::min(1.0, m.best_us[s] / m.time[s][c]);
-        if (score > covered[s]) gain += std::log(score / covered[s]);
+        if (score > first[s]) gain += std::log(score / first[s]);
+        const double runner_up = std::min(score, first[s]);
+        if (runner_up > second[s]) gain += weight * std::log(runner_up / second[s]);
       }
       // Gains within a relative 1e-4 are equal (a table rounds times to 6 digits): the
       // canonically first candidate keeps the step.
@@ -168,9 +183,10 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
     chosen[*best] = true;
     order.push_back(*best);
     for (size_t s = 0; s < shapes; ++s) {
-      if (include[s] && m.time[s][*best] > 0) {
-        covered[s] = std::max(covered[s], std::min(1.0, m.best_us[s] / m.time[s][*best]));
-      }
+      if (!include[s] || m.time[s][*best] <= 0) continue;
+      const double score = std::min(1.0, m.best_us[s] / m.time[s][*best]);
+      if (second_cover(*best) > 0) second[s] = std::max(second[s], std::min(score, first[s]));
+      first[s] = std::max(first[s], score);
     }
   }
   // Members in canonical order: the set is what the greedy chose, the order independent of it.

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/predict/portfolio.h"
 
@@ -88,6 +89,37 @@ TEST(PortfolioTest, ANearWinnerMeasuredAtMostShapesIsACandidate) {
   std::vector<size_t> chosen;
   SelectPortfolio(m2, include, kMaxMembers, &chosen);
   for (size_t c : chosen) EXPECT_NE(m2.candidates[c], kAllRound) << "near-wins only the left-out shape";
+}
+
+// A shape served well by one member alone has no answer once that member is missing, which is
+// what an untuned shape near it meets (and leave-one-shape-out measures). The selection also
+// counts each shape's second-best member: B, 3% behind s0's own winner and a near-winner at s1,
+// joins beside A (the winner of s1-s3, a third as fast at s0), so that the portfolio built
+// without s0 still serves it.
+TEST(PortfolioTest, AShapeServedByOneMemberGetsASecondOneThatServesItNearlyAsWell) {
+  const Params kA = {{"tile", 16}}, kB = {{"tile", 32}}, kOwn = {{"tile", 64}};
+  const std::vector<Shape> shapes = {{64, 64}, {128, 128}, {256, 256}, {512, 512}};
+  // times at s0..s3
+  const std::vector<std::pair<Params, std::vector<double>>> times = {
+      {kOwn, {1.00, 2.0, 2.0, 2.0}}, {kA, {3.0, 1.0, 1.0, 1.0}}, {kB, {1.03, 1.02, 1.5, 1.5}}};
+  std::vector<TunedShape> tuned;
+  std::vector<Observation> observations;
+  for (size_t s = 0; s < shapes.size(); ++s) {
+    tuned.push_back({shapes[s], s == 0 ? kOwn : kA, 1.0});
+    for (const auto& [params, t] : times) observations.push_back({shapes[s], params, t[s]});
+  }
+  const CandidateMatrix m = MakeCandidateMatrix(tuned, observations);
+  ASSERT_EQ(m.candidates.size(), 3u);
+  auto members = [&](const std::vector<bool>& include) {
+    std::vector<size_t> chosen;
+    SelectPortfolio(m, include, kMaxMembers, &chosen);
+    std::vector<Params> out;
+    for (size_t c : chosen) out.push_back(m.candidates[c]);
+    return out;
+  };
+  EXPECT_THAT(members({true, true, true, true}), ::testing::UnorderedElementsAre(kA, kB, kOwn));
+  EXPECT_THAT(members({false, true, true, true}), ::testing::UnorderedElementsAre(kA, kB))
+      << "s0 held out: B still serves it at 97%, A alone at 33%";
 }
 
 // A member's ptxas report (its cost terms' occupancy): its winner's; a near-winner's from a row
