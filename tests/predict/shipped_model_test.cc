@@ -40,19 +40,15 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   auto imported = store::ImportTable(**store, text.str(),
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  // The bounds sit a little under the recorded figures (matmul 100.0% / 92.7% / 84.0% since
-  // portfolios give each shape a second cover, bench/results/unseen-shapes.md section 22: before,
-  // 100.0% / 92.0% / 82.0%, the worst 6144x192x8192; transpose 99.9% / 96.2% / 91.1%). That
-  // re-tune's worst moved from 84.0% to 80.6% (89.5% p10) before a flattering fit was corrected
-  // further (ModelOptions::underestimate_weight): 48x48x48, a 7 us launch-bound shape measured on a
-  // machine with about 1 us more launch latency, where the cost fits rank members a microsecond
-  // apart; and 6144x192x8192, new to the grid, whose winner no other member comes near (82.0% at
-  // best without it). Matmul picks by each member's cost model (occupancy-aware waves, split-K and
-  // stream-K hand-overs) since bench/results/unseen-shapes.md section 14; before, by the
-  // neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on this table, whose split-K and stream-K
-  // winners the neighbours could not tell apart. Its worst shape is close to what any pick could
-  // do: without the held-out shape the portfolio's best member there is at 86.6%. Before the grid
-  // held small problems matmul's worst was 51%.
+  // The bounds sit a little under the recorded figures: matmul 100.0% / 92.7% / 84.0% since
+  // portfolios give each shape a second cover (bench/results/unseen-shapes.md section 22; before,
+  // 100.0% / 92.0% / 82.0%, the worst 6144x192x8192, whose winner no other member came near),
+  // transpose 99.9% / 96.2% / 91.1%. The matmul worst is now 512x256x128, a launch-bound shape
+  // where the cost fits rank members a microsecond apart (section 17). Matmul picks by each
+  // member's cost model (occupancy-aware waves, split-K and stream-K hand-overs) since section
+  // 14; before, by the neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on this table, whose
+  // split-K and stream-K winners the neighbours could not tell apart. Before the grid held small
+  // problems matmul's worst was 51%.
   const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.92, 0.83}},
                                                  {"transpose", {0.99, 0.94, 0.90}}};
   size_t checked = 0;
