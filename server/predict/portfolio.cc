@@ -1,6 +1,7 @@
 #include "server/predict/portfolio.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -142,11 +143,14 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
       if (IsNearWinner(m, s, c)) eligible[c] = true;
     }
   }
-  // Greedy selection on the sum over included shapes of log(best score) plus kSecondCover times
-  // log(second-best score).
-  std::vector<double> first(shapes, kUncovered), second(shapes, kUncovered);
-  // Only a candidate measured at half the included shapes or more counts as a second cover: one
-  // known at a few shapes (a winner the matrix did not measure elsewhere) tells the model
+  // Greedy selection on the sum over included shapes and covers k of kCoverWeights[k] times
+  // log(the k-th best member's score there).
+  using Covers = std::array<double, kCoverWeights.size()>;
+  Covers uncovered;
+  uncovered.fill(kUncovered);
+  std::vector<Covers> covers(shapes, uncovered);
+  // Only a candidate measured at half the included shapes or more counts past the first cover:
+  // one known at a few shapes (a winner the matrix did not measure elsewhere) tells the model
   // nothing about the shapes around them.
   size_t included = 0;
   std::vector<size_t> measured(m.candidates.size(), 0);
@@ -155,7 +159,23 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
     ++included;
     for (size_t c = 0; c < m.candidates.size(); ++c) measured[c] += m.time[s][c] > 0;
   }
-  auto second_cover = [&](size_t c) { return 2 * measured[c] >= included ? kSecondCover : 0.0; };
+  // A shape's covers with candidate c added (its score inserted in order, the last dropped).
+  auto with = [&](const Covers& old, size_t c, double score) {
+    Covers next = old;
+    if (2 * measured[c] < included) {
+      next[0] = std::max(next[0], score);
+      return next;
+    }
+    for (size_t k = 0; k < next.size(); ++k) {
+      if (score > next[k]) std::swap(score, next[k]);
+    }
+    return next;
+  };
+  auto value = [](const Covers& covered) {
+    double v = 0;
+    for (size_t k = 0; k < covered.size(); ++k) v += kCoverWeights[k] * std::log(covered[k]);
+    return v;
+  };
   std::vector<bool> chosen(m.candidates.size(), false);
   std::vector<size_t> order;
   while (order.size() < max_members) {
@@ -164,13 +184,10 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
     for (size_t c = 0; c < m.candidates.size(); ++c) {
       if (chosen[c] || !eligible[c]) continue;
       double gain = 0;
-      const double weight = second_cover(c);
       for (size_t s = 0; s < shapes; ++s) {
         if (!include[s] || m.time[s][c] <= 0) continue;
         const double score = std::min(1.0, m.best_us[s] / m.time[s][c]);
-        if (score > first[s]) gain += std::log(score / first[s]);
-        const double runner_up = std::min(score, first[s]);
-        if (runner_up > second[s]) gain += weight * std::log(runner_up / second[s]);
+        gain += value(with(covers[s], c, score)) - value(covers[s]);
       }
       // Gains within a relative 1e-4 are equal (a table rounds times to 6 digits): the
       // canonically first candidate keeps the step.
@@ -184,9 +201,7 @@ Portfolio SelectPortfolio(const CandidateMatrix& m, const std::vector<bool>& inc
     order.push_back(*best);
     for (size_t s = 0; s < shapes; ++s) {
       if (!include[s] || m.time[s][*best] <= 0) continue;
-      const double score = std::min(1.0, m.best_us[s] / m.time[s][*best]);
-      if (second_cover(*best) > 0) second[s] = std::max(second[s], std::min(score, first[s]));
-      first[s] = std::max(first[s], score);
+      covers[s] = with(covers[s], *best, std::min(1.0, m.best_us[s] / m.time[s][*best]));
     }
   }
   // Members in canonical order: the set is what the greedy chose, the order independent of it.

@@ -5,6 +5,7 @@
 // "quick" strategy measures the members first. Pure data and functions: no store, no GPU.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -54,19 +55,19 @@ struct Portfolio {
 // kUncovered when none of them was measured there. Greedy selection maximizes the sum of logs.
 inline constexpr double kUncovered = 0.01;
 
-// Greedy selection also counts, at this weight, the log of each shape's second-best member
-// score: a shape served by one member alone (often its own winner) is a region an untuned shape
-// nearby finds no answer in once that member is missing, which is what leave-one-shape-out
+// Greedy selection counts each shape's best member score and, at these weights, its second and
+// third best: a shape served by one member alone (often its own winner) is a region an untuned
+// shape nearby finds no answer in once that member is missing, which is what leave-one-shape-out
 // measures. Held out, the best member of the portfolio built without the shape: H200 table
-// worst 82.0% -> 87.9%, p10 97.3% -> 99.0%; H100 (space v9) worst 82.9% -> 86.6%
-// (bench/results/unseen-shapes.md, section 22). 0.25 to 0.75 choose alike.
-inline constexpr double kSecondCover = 0.5;
+// worst 82.0% (the best alone) -> 87.9% (a second cover) -> 95.2% (and a third); H100 (space v9)
+// 82.9% -> 86.6% -> 90.6% (bench/results/unseen-shapes.md, section 22).
+inline constexpr std::array<double, 3> kCoverWeights = {1.0, 0.5, 0.25};
 
 // Chooses at most `max_members` members among the shapes' winners and near-winners
 // (MakeCandidateMatrix), greedily: each step adds the candidate that most raises the sum over
-// shapes of log(best_us / fastest member's time) plus kSecondCover times the same of the second
-// fastest member, a shape where no member (or only one) was measured scoring kUncovered; stops
-// early when no candidate raises it.
+// shapes of log(best_us / fastest member's time) plus the same of the second and third fastest
+// member at kCoverWeights, a cover no member fills scoring kUncovered; stops early when no
+// candidate raises it.
 // Observations of a configuration at a shape are merged by their fastest time; a shape's own
 // winner time is never slower than an observation of it. Deterministic for a given input: equal
 // gains (within 1e-4 relative) go to the CanonicalBefore-first configuration, and the members

@@ -40,8 +40,8 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   auto imported = store::ImportTable(**store, text.str(),
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
-  // The bounds sit a little under the recorded figures: matmul 100.0% / 92.7% / 84.0% since
-  // portfolios give each shape a second cover (bench/results/unseen-shapes.md section 22; before,
+  // The bounds sit a little under the recorded figures: matmul 100.0% / 93.7% / 84.0% since
+  // portfolios cover each shape three times (bench/results/unseen-shapes.md section 22; before,
   // 100.0% / 92.0% / 82.0%, the worst 6144x192x8192, whose winner no other member came near),
   // transpose 99.9% / 96.2% / 91.1%. The matmul worst is now 512x256x128, a launch-bound shape
   // where the cost fits rank members a microsecond apart (section 17). Matmul picks by each
@@ -49,7 +49,7 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   // 14; before, by the neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on this table, whose
   // split-K and stream-K winners the neighbours could not tell apart. Before the grid held small
   // problems matmul's worst was 51%.
-  const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.92, 0.83}},
+  const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.93, 0.83}},
                                                  {"transpose", {0.99, 0.94, 0.90}}};
   size_t checked = 0;
   for (const auto& [key, model] : (*store)->PredictionModels()) {
