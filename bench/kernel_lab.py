@@ -61,6 +61,16 @@ def compile_kernel(src, params, extra=()):
     return fn
 
 
+def alignment_class(shape, params):
+    """The defines matmul's family adds for a shape (kernels/matmul_family.cc, ShapeDefines):
+    float4 register-staged, double-buffered candidates load rows that are not 16-byte aligned as
+    scalars, CT_SCALAR_A where K % 4 and CT_SCALAR_B where N % 4."""
+    if len(shape) != 3 or params.get("vec") != 4 or params.get("db") != 1:
+        return []
+    return ((["-DCT_SCALAR_A=1"] if shape[2] % 4 else []) +
+            (["-DCT_SCALAR_B=1"] if shape[1] % 4 else []))
+
+
 def median_time(fn, reps):
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     times = []
@@ -208,6 +218,9 @@ def main():
     ap.add_argument("--src", help="kernel source (default kernels/<family>.cu)")
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--profile", action="store_true", help="one extra launch per variant, for ncu")
+    ap.add_argument("--family-class", action="store_true",
+                    help="compile each matmul variant in the alignment class the family picks for "
+                         "the shape (CT_SCALAR_A/B), as the daemon and its answers do")
     args = ap.parse_args()
 
     shape = tuple(int(s) for s in args.shape.split("x"))
@@ -225,7 +238,8 @@ def main():
         body, _, extra = body.partition("|")
         params = parse_params(body)
         try:
-            fn = compile_kernel(src, params, extra.split())
+            defines = alignment_class(shape, params) if args.family_class else []
+            fn = compile_kernel(src, params, extra.split() + defines)
         except Exception as e:  # a variant that does not compile is reported, not fatal
             print(f"{label or body}: compile failed: {str(e).splitlines()[0]}")
             continue

@@ -14,15 +14,7 @@ ncu --clock-control none --profile-from-start off $sections python3 bench/lab/se
 echo "cublas: rc $?"
 for shape in $shapes; do  # our kernel's first launch (its check) under ncu
   params=$(python3 scripts/grid_tool.py winner "$table" matmul "$shape") || continue
-  # the alignment class the family compiles for this shape (matmul_family.cc, ShapeDefines)
-  IFS=x read -r _ n k <<<"$shape"
-  extra=""
-  if [[ ,$params, == *,vec=4,* && ,$params, == *,db=1,* ]]; then
-    ((k % 4)) && extra+=" -DCT_SCALAR_A=1"
-    ((n % 4)) && extra+=" -DCT_SCALAR_B=1"
-  fi
-  [[ -n $extra ]] && params+="|${extra# }"
   ncu --clock-control none --kernel-name cutune_kernel --launch-count 1 $sections \
-    python3 bench/kernel_lab.py matmul "$shape" "$params" --reps 3 >"$out/ncu-ours-$shape.txt" 2>&1
+    python3 bench/kernel_lab.py matmul "$shape" "$params" --reps 3 --family-class >"$out/ncu-ours-$shape.txt" 2>&1
   echo "ours $shape ($params): rc $?"
 done
