@@ -1002,15 +1002,21 @@ __device__ __forceinline__ void SplitKEpilogue(float* __restrict__ C, int M, int
   }
   __syncthreads();
   if (!last) return;
+  // In groups of chunks, so that the loads in flight fit beside the accumulators (all 32 chunks
+  // of a 128-accumulator tile at once spill).
+  constexpr int kGroup = kAccChunks > 16 ? 16 : kAccChunks;
 #pragma unroll
-  for (int c = 0; c < kAccChunks; ++c) SetAccChunk(acc, c, __ldcg(PartialChunk(first_slot, c, tid)));
-  for (unsigned int s = 1; s < ts.splits; ++s) {
+  for (int g = 0; g < kAccChunks; g += kGroup) {
 #pragma unroll
-    for (int c = 0; c < kAccChunks; ++c) {
-      const float4 p = __ldcg(PartialChunk(first_slot + s, c, tid));
-      float4 v = AccChunk(acc, c);
-      v.x += p.x; v.y += p.y; v.z += p.z; v.w += p.w;
-      SetAccChunk(acc, c, v);
+    for (int c = g; c < g + kGroup; ++c) SetAccChunk(acc, c, __ldcg(PartialChunk(first_slot, c, tid)));
+    for (unsigned int s = 1; s < ts.splits; ++s) {
+#pragma unroll
+      for (int c = g; c < g + kGroup; ++c) {
+        const float4 p = __ldcg(PartialChunk(first_slot + s, c, tid));
+        float4 v = AccChunk(acc, c);
+        v.x += p.x; v.y += p.y; v.z += p.z; v.w += p.w;
+        SetAccChunk(acc, c, v);
+      }
     }
   }
   StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
