@@ -142,16 +142,31 @@ class MatmulFamilyImpl final : public KernelFamily {
                 // them), and the interior loop (iloop=1) split 2 ways 87% at 2048x512x8192 (80%
                 // without): bench/results/kernel-notes.md, session 6.
                 // 16 splits are for the smallest of them: 256x256x16384 has 16 tiles of 64x64
-                // (kernel-notes.md, session 11).
-                {"splitk > 1 only with db=1, pad=4, bk >= 16 and block tiles of 32x64 to 64x128 "
-                 "(2048 to 8192 elements; 16 splits up to 4096)",
+                // (kernel-notes.md, session 11). Space v9: 128x128 tiles of 64 or more
+                // accumulators split 2 to 8 ways (2048x512x8192: 384 us split 4, against
+                // stream-K's 421 us and the 64x128 tile's 409 us split 2 in the same run;
+                // kernel-notes.md, sessions 19 and 21); more splits lose to the serial sum of
+                // their 64 KiB partials, and minb=2 caps them at 128 registers, where they spill.
+                // So does the 8x16 tile's interior loop split: one value (4-8 bytes) across its
+                // main loop at 255 registers, where unsplit it takes 247.
+                {"splitk > 1 only with db=1, stages=0 and pad=4, on block tiles of 32x64 to "
+                 "64x128 with bk >= 16 (16 splits up to 64x64), or 128x128 tiles of tm x tn >= 64 "
+                 "with minb <= 1 and at most 8 splits, but for the 8x16 interior loop",
                  [](const Params& p) {
                    const int64_t area = Get(p, "bm") * Get(p, "bn");
                    const int64_t splitk = Get(p, "splitk");
-                   return splitk == 1 ||
-                          (Get(p, "db") == 1 && Get(p, "stages") == 0 && Get(p, "pad") == 4 &&
-                           Get(p, "bk") >= 16 && area >= 32 * 64 &&
-                           area <= (splitk == 16 ? 64 * 64 : 64 * 128));
+                   if (splitk == 1) return true;
+                   if (Get(p, "db") != 1 || Get(p, "stages") != 0 || Get(p, "pad") != 4) {
+                     return false;
+                   }
+                   if (Get(p, "bm") == 128 && Get(p, "bn") == 128) {
+                     const bool spills = Get(p, "tn") == 16 && Get(p, "tm") == 8 &&
+                                         Get(p, "iloop") == 1;
+                     return Get(p, "tm") * Get(p, "tn") >= 64 && Get(p, "minb") <= 1 &&
+                            splitk <= 8 && !spills;
+                   }
+                   return Get(p, "bk") >= 16 && area >= 32 * 64 &&
+                          area <= (splitk == 16 ? 64 * 64 : 64 * 128);
                  }},
                 // Stream-K evens out the last wave of any grid (4096^3: 1024 tiles of 128x128 on
                 // 264 block slots) and fills under-filled ones by sharing K steps:
@@ -171,7 +186,7 @@ class MatmulFamilyImpl final : public KernelFamily {
   }
   std::vector<std::string> dims() const override { return {"M", "N", "K"}; }
   std::string_view source() const override { return embedded::kMatmulSource; }
-  int space_version() const override { return 8; }
+  int space_version() const override { return 9; }
   const Space& default_space() const override { return space_; }
 
   // The seed's 32x32 shared-memory tiled kernel: one C element per thread.
