@@ -122,7 +122,7 @@ TEST(ClientLibTest, TheShippedTablePredictsUntunedShapesOffline) {
   EXPECT_EQ(split.rung, "exact");
   EXPECT_GT(split.params.at("splitk"), 1);
   EXPECT_TRUE(split.one_module_per_stream) << "split-K answers say so";
-  const Answer stream_k = client.Get({"matmul", {4096, 4096, 4096}});
+  const Answer stream_k = client.Get({"matmul", {8192, 8192, 8192}});
   EXPECT_GT(stream_k.params.at("sk"), 0);
   EXPECT_TRUE(stream_k.one_module_per_stream) << "stream-K answers say so";
   const Answer plain = client.Get({"matmul", {2048, 2048, 2048}});
@@ -223,7 +223,7 @@ TEST(ClientLibTest, TheCliAnswersAnotherGpuOfTheTablesArchitecture) {
   const std::vector<std::string> h100 = {"--model", "NVIDIA H100 PCIe", "--arch", "sm_90",
                                          "--sm-count", "114"};
   auto get = [](const std::vector<std::string>& device) {
-    std::vector<std::string> args = {"get", "matmul", "--shape", "4096x4096x4096", "--table",
+    std::vector<std::string> args = {"get", "matmul", "--shape", "8192x8192x8192", "--table",
                                      Shipped(), "--json"};
     args.insert(args.end(), device.begin(), device.end());
     return RunProgram((BinDir() / "cutune").string(), args,

@@ -90,10 +90,10 @@ TEST_F(OtherGpusTest, AnH100ThatDescribesItselfGetsTheH200ModelsPrediction) {
                                                      geometry.grid[2]))
         << FormatShape(shape) << " " << FormatParams(params);
   }
-  // 4096^3's pick is stream-K (a grid of blocks per SM), so the SM count shows in its grid;
+  // 8192^3's pick is stream-K (a grid of blocks per SM), so the SM count shows in its grid;
   // without one it is the H200's (132), not one SM's.
-  auto big = table_->Answer(Ask({4096, 4096, 4096}, h100_.name, 9, 0, 114));
-  auto unsized = table_->Answer(Ask({4096, 4096, 4096}, h100_.name, 9, 0, 0));
+  auto big = table_->Answer(Ask({8192, 8192, 8192}, h100_.name, 9, 0, 114));
+  auto unsized = table_->Answer(Ask({8192, 8192, 8192}, h100_.name, 9, 0, 0));
   ASSERT_TRUE(big.ok() && unsized.ok());
   ASSERT_GT(big->params().at("sk"), 0) << "pick a shape whose answer is stream-K";
   EXPECT_EQ(big->geometry().grid(0) % 114, 0);
