@@ -32,7 +32,22 @@ inline bool Tied(const TimingStats& a, const TimingStats& b) {
 }
 
 // The canonical order among tied configurations: parameters compared by name, then value
-// (numerically), the first differing one deciding. The first in this order is the winner.
+// (numerically), the first differing one deciding.
 inline bool CanonicalBefore(const Params& a, const Params& b) { return a < b; }
+
+// Whether ptxas put some of a configuration's registers in local memory (its report; zeros,
+// as for a report not known, say no).
+inline bool Spills(const ResourceUsage& r) {
+  return r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
+}
+
+// Which of two tied measurements is the winner, the sweep's (tuner/winner.h) and the store's
+// (store/winner_rule.h) alike: one that does not spill before one that does (timing cannot tell
+// them apart here, and local memory is traffic another input or another GPU of the family may
+// pay for), then CanonicalBefore.
+inline bool PreferredAmongTied(const Measurement& a, const Measurement& b) {
+  if (Spills(a.resources) != Spills(b.resources)) return !Spills(a.resources);
+  return CanonicalBefore(a.params, b.params);
+}
 
 }  // namespace cutune

@@ -227,7 +227,7 @@ class Store {
   // candidate winner (the chosen ok row, else the fastest ok row) the key's winner, with the
   // chosen ties: when there is none; when the stored winner was measured under another driver,
   // NVRTC or space version; otherwise when Supersedes (winner_rule.h) says so — faster and not
-  // Tied, or Tied and first in CanonicalBefore. A chosen winner or tie that is not an ok row of
+  // Tied, or Tied and PreferredAmongTied. A chosen winner or tie that is not an ok row of
   // the sweep is NOT_FOUND, a tie equal to the winner or without parameters, or ties without a
   // winner, INVALID_ARGUMENT; either leaves the sweep running and the store unchanged.
   absl::StatusOr<FinishResult> FinishSweep(int64_t sweep_id, SweepStatus status,

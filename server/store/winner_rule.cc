@@ -7,7 +7,7 @@ namespace cutune::store {
 
 bool Supersedes(const Measurement& incoming, const Measurement& stored) {
   if (Tied(incoming.timing, stored.timing)) {
-    return CanonicalBefore(incoming.params, stored.params);
+    return PreferredAmongTied(incoming, stored);
   }
   return incoming.timing.median_us < stored.timing.median_us;
 }

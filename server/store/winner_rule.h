@@ -10,7 +10,8 @@ namespace cutune::store {
 // For two winners of one key measured under the same provenance (a stored winner measured
 // under another driver, NVRTC or space version is replaced whatever this says; that is the
 // caller's check): true when `incoming` is faster than `stored` and not Tied with it
-// (server/core/ties.h), or when they are Tied and `incoming` comes first in CanonicalBefore.
+// (server/core/ties.h), or when they are Tied and `incoming` is PreferredAmongTied (one that
+// does not spill, then CanonicalBefore).
 bool Supersedes(const Measurement& incoming, const Measurement& stored);
 
 }  // namespace cutune::store

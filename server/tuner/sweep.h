@@ -2,7 +2,7 @@
 // are chosen by a strategy, pruned against the device, compiled ahead on the compile pool, then
 // verified and timed one at a time by the GPU's worker. Every candidate ends as a Measurement
 // row whatever its outcome; the best few are re-measured interleaved, and the winner is the
-// canonical first of those tied with the fastest (winner.h).
+// first of those tied with the fastest by PreferredAmongTied (winner.h).
 //
 // A sweep may be sharded across several GPUs of one model: each of their workers takes the next
 // candidate as it becomes free, all rows go to the one result, and the first GPU (the sweep's
@@ -101,7 +101,7 @@ struct SweepResult {
   std::string nvrtc_version;
   std::string arch;
   std::vector<Measurement> rows;       // every candidate considered, in evaluation order
-  std::optional<size_t> winner;        // index into rows: the CanonicalBefore-first of `tied`
+  std::optional<size_t> winner;        // index into rows: the PreferredAmongTied-first of `tied`
   // Only finalists can be tied: the fastest rows re-measured after the evaluation
   // (SweepOptions::finalists), those of them re-measured at least once. Without a re-measurement
   // (one ok row, or a sweep stopped before it) the fastest is tied alone. In row order; empty

@@ -35,9 +35,9 @@ WinnerChoice ChooseWinner(const std::vector<Measurement>& rows,
   }
   std::sort(choice.tied.begin(), choice.tied.end());
   choice.tied.erase(std::unique(choice.tied.begin(), choice.tied.end()), choice.tied.end());
-  choice.winner = *std::min_element(
-      choice.tied.begin(), choice.tied.end(),
-      [&](size_t a, size_t b) { return CanonicalBefore(rows[a].params, rows[b].params); });
+  choice.winner =
+      *std::min_element(choice.tied.begin(), choice.tied.end(),
+                        [&](size_t a, size_t b) { return PreferredAmongTied(rows[a], rows[b]); });
   return choice;
 }
 

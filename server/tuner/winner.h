@@ -1,7 +1,8 @@
 // The winner a sweep names. Its rows are ranked by median time; after the fastest few (the
 // finalists) are re-measured, the rows tied with the fastest (server/core/ties.h) are one result
-// within the noise, and the canonical first of them (CanonicalBefore) is the winner, so that
-// repeated sweeps and other machines name the same configuration where timing cannot tell.
+// within the noise, and the first of them by PreferredAmongTied (one that does not spill, then
+// CanonicalBefore) is the winner, so that repeated sweeps and other machines name the same
+// configuration where timing cannot tell.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace cutune::tuner {
 bool RanksBefore(const Measurement& a, const Measurement& b);
 
 struct WinnerChoice {
-  std::optional<size_t> winner;  // index into rows: the CanonicalBefore-first of `tied`
+  std::optional<size_t> winner;  // index into rows: the PreferredAmongTied-first of `tied`
   std::vector<size_t> tied;      // indices into rows tied with the fastest, the winner among them
 };
 

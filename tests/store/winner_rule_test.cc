@@ -1,5 +1,6 @@
 // The replacement rule for a key's winner, case by case: faster and not tied replaces; slower
-// and not tied keeps; tied keeps whichever comes first in the canonical order.
+// and not tied keeps; tied keeps one that does not spill, then whichever comes first in the
+// canonical order.
 #include "server/store/winner_rule.h"
 
 #include "gtest/gtest.h"
@@ -27,6 +28,19 @@ TEST(SupersedesTest, TiedKeepsTheCanonicallyFirstWhicheverIsFaster) {
   EXPECT_FALSE(Supersedes(M(32, 99.5), M(32, 100.0)));
   // ... and beyond it, replaced (its new figures win).
   EXPECT_TRUE(Supersedes(M(32, 90.0), M(32, 100.0)));
+}
+
+TEST(SupersedesTest, TiedPrefersOneThatDoesNotSpill) {
+  Measurement spills = M(16, 99.5);
+  spills.resources.spill_store_bytes = 8;
+  // tile=32 comes later but does not spill: it replaces the stored spilling tile=16 ...
+  EXPECT_TRUE(Supersedes(M(32, 100.0), spills));
+  // ... and a spilling tile=16 does not replace it, though it comes first.
+  EXPECT_FALSE(Supersedes(spills, M(32, 100.0)));
+  // Beyond the band, speed decides whatever spills.
+  Measurement fast = M(16, 90.0);
+  fast.resources.spill_load_bytes = 8;
+  EXPECT_TRUE(Supersedes(fast, M(32, 100.0)));
 }
 
 TEST(SupersedesTest, TheBandIsTheLargerSpreadCappedAtTwoPercent) {

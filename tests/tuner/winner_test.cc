@@ -46,6 +46,24 @@ TEST(ChooseWinnerTest, TheCanonicalFirstOfTheTiedWinsOverTheFastest) {
   EXPECT_THAT(choice.tied, ElementsAre(0, 1));
 }
 
+TEST(ChooseWinnerTest, AmongTheTiedOneThatDoesNotSpillWinsOverTheCanonicalFirst) {
+  // tile=8 comes first and is fastest, but ptxas spilled it (a register cap): the tied tile=16,
+  // without a spill, is named; tile=32 does not spill either but is not tied.
+  std::vector<Measurement> rows = {Row(16, 100.5, 0.01), Row(8, 100, 0.01), Row(32, 105, 0.01)};
+  rows[1].resources.spill_store_bytes = 12;
+  rows[1].resources.spill_load_bytes = 20;
+  WinnerChoice choice = ChooseWinner(rows, {0, 1, 2}, {0, 1, 2});
+  EXPECT_EQ(choice.winner, 0u);
+  EXPECT_THAT(choice.tied, ElementsAre(0, 1));
+  // Both spilling: the canonical first again.
+  rows[0].resources.spill_load_bytes = 4;
+  EXPECT_EQ(ChooseWinner(rows, {0, 1, 2}, {0, 1, 2}).winner, 1u);
+  // A spilling fastest beyond the band still wins alone.
+  rows[0].timing.median_us = 110;
+  rows[0].resources = {};
+  EXPECT_EQ(ChooseWinner(rows, {0, 1, 2}, {0, 1, 2}).winner, 1u);
+}
+
 TEST(ChooseWinnerTest, EqualMediansWithoutSpreadAreTied) {
   const std::vector<Measurement> rows = {Row(64, 12, 0), Row(8, 12, 0), Row(16, 12.01, 0)};
   WinnerChoice choice = ChooseWinner(rows, {0, 1, 2}, {0, 1, 2});
