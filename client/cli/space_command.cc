@@ -143,7 +143,7 @@ int CompileSpace(const CompileOptions& options) {
   for (const auto& c : compiled->candidates) {
     ++counts[c.outcome];
     if (c.outcome == Outcome::kPruned) ++prune_reasons[c.detail];
-    if (c.resources.spill_store_bytes + c.resources.spill_load_bytes > 0) ++spilling;
+    if (Spills(c.resources)) ++spilling;
     if (c.from_cache) ++cache_hits;
     compile_ms += c.compile_ms;
   }

@@ -35,12 +35,6 @@ inline bool Tied(const TimingStats& a, const TimingStats& b) {
 // (numerically), the first differing one deciding.
 inline bool CanonicalBefore(const Params& a, const Params& b) { return a < b; }
 
-// Whether ptxas put some of a configuration's registers in local memory (its report; zeros,
-// as for a report not known, say no).
-inline bool Spills(const ResourceUsage& r) {
-  return r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
-}
-
 // Which of two tied measurements is the winner, the sweep's (tuner/winner.h) and the store's
 // (store/winner_rule.h) alike: one that does not spill before one that does (timing cannot tell
 // them apart here, and local memory is traffic another input or another GPU of the family may

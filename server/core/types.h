@@ -70,6 +70,12 @@ struct ResourceUsage {
   int constant_bytes = 0;
 };
 
+// Whether ptxas put some of a configuration's registers in local memory (zeros, as for a report
+// not known, say no).
+inline bool Spills(const ResourceUsage& r) {
+  return r.spill_store_bytes > 0 || r.spill_load_bytes > 0;
+}
+
 struct LaunchGeometry {
   std::array<uint32_t, 3> grid = {1, 1, 1};
   std::array<uint32_t, 3> block = {1, 1, 1};
