@@ -33,6 +33,12 @@ DeviceLimits Limits(std::string_view arch) {
   return *limits;
 }
 
+// `base` with some parameters set to other values.
+Params With(Params base, std::initializer_list<std::pair<const char*, int64_t>> changes) {
+  for (const auto& [name, value] : changes) base[name] = value;
+  return base;
+}
+
 uint64_t ValidCount(const Space& space) {
   uint64_t count = 0;
   space.ForEachValid([&](uint64_t, const Params&) { ++count; });
@@ -159,18 +165,11 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   EXPECT_THAT(MatmulFamily().default_space().Violation(small),
               Optional(std::string("ptxo=1 only with iloop=1")));
   // Split-K: the lab's best for 8192x64x8192 (kernel-notes.md, session 4) is in; big tiles are not.
-  Params skinny = matmul;
-  skinny["bn"] = 64;
-  skinny["bk"] = 16;
-  skinny["splitk"] = 4;
+  Params skinny = With(matmul, {{"bn", 64}, {"bk", 16}, {"splitk", 4}});
   EXPECT_EQ(MatmulFamily().default_space().Violation(skinny), std::nullopt);
   // Session 6's: 32x64 and 64x32 tiles split (16x8192x8192), the interior loop split
   // (2048x512x8192).
-  Params tiny = skinny;
-  tiny["bm"] = 32;
-  tiny["tm"] = 4;
-  tiny["tn"] = 4;
-  tiny["bk"] = 32;
+  const Params tiny = With(skinny, {{"bm", 32}, {"tm", 4}, {"tn", 4}, {"bk", 32}});
   EXPECT_EQ(MatmulFamily().default_space().Violation(tiny), std::nullopt) << FormatParams(tiny);
   // A 128x128 tile splits only without a cap of 128 registers (minb=2 spills): space v9.
   const std::string split_rule =
@@ -182,17 +181,11 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   // Space v9: the 4096^3 kernel split 4 ways, 2048x512x8192's best in the lab (kernel-notes.md,
   // session 19: 384 us against stream-K's 421 us); not 16 ways, not the 8x16 tile's interior
   // loop (it spills split), and not a 64x128 tile with bk=8.
-  Params big = winner;
-  big["bn"] = 128;
-  big["minb"] = 0;
-  big["pad"] = 4;
-  big["splitk"] = 4;
+  Params big = With(winner, {{"bn", 128}, {"minb", 0}, {"pad", 4}, {"splitk", 4}});
   EXPECT_EQ(MatmulFamily().default_space().Violation(big), std::nullopt) << FormatParams(big);
   big["splitk"] = 16;
   EXPECT_THAT(MatmulFamily().default_space().Violation(big), Optional(split_rule));
-  big["splitk"] = 8;
-  big["tm"] = 8;
-  big["tn"] = 16;
+  big = With(big, {{"splitk", 8}, {"tm", 8}, {"tn", 16}});
   EXPECT_THAT(MatmulFamily().default_space().Violation(big), Optional(split_rule));
   big["iloop"] = 0;
   big["ptxo"] = 3;
@@ -202,13 +195,8 @@ TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   EXPECT_THAT(MatmulFamily().default_space().Violation(big), Optional(split_rule));
   // 16 splits for the smallest of them: the lab's best at 256x256x16384 (kernel-notes.md,
   // session 11) is in, a 64x128 tile split 16 ways is not.
-  Params deep = matmul;
-  deep["bm"] = 64;
-  deep["bn"] = 64;
-  deep["bk"] = 32;
-  deep["tm"] = 8;
-  deep["tn"] = 4;
-  deep["splitk"] = 16;
+  Params deep =
+      With(matmul, {{"bm", 64}, {"bn", 64}, {"bk", 32}, {"tm", 8}, {"tn", 4}, {"splitk", 16}});
   EXPECT_EQ(MatmulFamily().default_space().Violation(deep), std::nullopt) << FormatParams(deep);
   deep["bn"] = 128;
   EXPECT_NE(MatmulFamily().default_space().Violation(deep), std::nullopt) << FormatParams(deep);
