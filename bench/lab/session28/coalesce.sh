@@ -24,3 +24,12 @@ for shape in 4096x1024x776 4096x1023x776 4096x1021x776 4097x1023x777 4096x1024x7
     "mid0:$mid,vec=4|-DCT_COALESCE_B=0" "mid:$mid,vec=4" "midv1:$mid,vec=1" \
     "small0:$small,vec=4|-DCT_COALESCE_B=0" "small:$small,vec=4" 2>&1 | grep -v '^$'
 done | tee "$out/lab.log"
+# 6000x250x6000 (N % 4 = 2): 80.6-84% of cuBLAS on the H100 (session 28's quick, session 23's full
+# sweep); its full-sweep best and the H100 table's quick winner, both in the misaligned class.
+split="at=1,bk=16,bm=64,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,splitk=2,stages=0,tm=16,tn=4,warp=1"
+sk="at=1,bk=16,bm=128,bn=64,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=2,splitk=1,stages=0,tm=8,tn=8,warp=1"
+for shape in 6000x250x6000 6000x252x6000; do
+  python3 bench/kernel_lab.py matmul "$shape" --src "$src" --family-class --reps 20 \
+    "split0:$split,vec=4|-DCT_COALESCE_B=0" "split:$split,vec=4" \
+    "sk0:$sk,vec=4|-DCT_COALESCE_B=0" "sk:$sk,vec=4" 2>&1 | grep -v '^$'
+done | tee -a "$out/lab.log"
