@@ -30,11 +30,12 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
       tuned[m].push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
     }
   }
-  // In the ladder's order: each serving model's winner of this very shape and its portfolio
-  // ranked for the shape by its prediction model (EXACT and PREDICTED, then SAME_ARCHITECTURE);
-  // then each one's other winners, nearest shape first (NEAREST_SHAPE, then the architecture's).
-  // Where the own prediction model gives way to another, that one's come right after the own
-  // winner of the shape, as its answers come before the own model's in the ladder.
+  // In the ladder's order: each serving model's winner of this very shape, then their
+  // portfolios ranked for the shape by their prediction models, one member of each in turn
+  // (EXACT, then PREDICTED and SAME_ARCHITECTURE); then each one's other winners, nearest shape
+  // first (NEAREST_SHAPE, then the architecture's). Where the own prediction model gives way to
+  // another, that one goes first in each turn, as its answers come before the own model's in the
+  // ladder.
   std::vector<size_t> order(serving.size());
   std::iota(order.begin(), order.end(), size_t{0});
   const std::string gives_way_to = store.GivesWayTo(device.name, family, dtype);
@@ -46,15 +47,26 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
   for (const predict::TunedShape& t : tuned[0]) {
     if (t.shape == shape) add(t.winner);
   }
+  std::vector<std::vector<Params>> ranked;
   for (size_t m : order) {
     for (const predict::TunedShape& t : tuned[m]) {
       if (t.shape == shape) add(t.winner);
     }
     // A model without a matrix predicts nothing: its winners come in the nearest-shape step.
     auto predictor = store.PredictionModel(serving[m], family, dtype);
-    if (predictor != nullptr && predictor->HasMatrix()) {
-      for (const Params& p : predictor->Ranked(shape)) add(p);
+    if (predictor != nullptr && predictor->HasMatrix()) ranked.push_back(predictor->Ranked(shape));
+  }
+  // In turns: a full own portfolio (32) took every place, and the architecture's best-ranked
+  // members, which reach what the own ones miss, never ran (unseen-shapes.md, section 24).
+  for (size_t i = 0;; ++i) {
+    bool any = false;
+    for (const auto& r : ranked) {
+      if (i < r.size()) {
+        add(r[i]);
+        any = true;
+      }
     }
+    if (!any) break;
   }
   for (const auto& models_tuned : tuned) {
     for (const Params& p : predict::NearestWinners(models_tuned, shape)) add(p);

@@ -17,15 +17,18 @@ namespace cutune::store {
 
 // Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in),
 // in the lookup ladder's order (ladder.h) over the serving models (ServingModels: the device's
-// own model, then its architecture's) while there is room: for each model, its winner of
-// `shape` and its prediction model's portfolio ranked for `shape`; then for each model, its
-// other winners of `family`, nearest shape first. Without the architecture's models a device with
+// own model, then its architecture's) while there is room: each model's winner of `shape`; the
+// models' portfolios ranked for `shape`, one member of each in turn (a full own portfolio left
+// the architecture's out, though its best-ranked members reach what the own ones miss:
+// bench/results/unseen-shapes.md section 24); then for each model, its other winners of
+// `family`, nearest shape first. Without the architecture's models a device with
 // no tuning of its own started from `baseline` alone, and the descent from there stops at a local
 // optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
 // bench/results/unseen-shapes.md section 18); with its own winners before the architecture's
 // portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
 // it worse (section 19). Where the own prediction model gives way to another (Store::GivesWayTo),
-// that model's winner of the shape and portfolio come right after the own winner of the shape.
+// that model's winner of the shape comes right after the own one, and its members first in each
+// turn.
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
                                                const Shape& shape, const Params& baseline);
