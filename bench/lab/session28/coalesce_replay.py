@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """CPU replay of coalesce-b.patch's index rules (no GPU): BChunkCol maps each B tile row's chunks
 onto its columns one to one, a warp's lanes read consecutive columns per load, and the fast path's
-loads stay inside B for every block when N >= BN (rows up to K - 2: FastSteps), where the
-unclamped chunks of the right edge tile read on into the next row.
+loads stay inside B for every block and every N (FastSteps leaves out the K steps holding B's
+last row, or its last BN where N < BN), where the unclamped chunks of the right edge tile read on
+into the next rows.
   python3 bench/lab/session28/coalesce_replay.py"""
 import random
 
@@ -24,14 +25,14 @@ def main():
     checked = 0
     for _ in range(3000):
         bn, bk = rnd.choice((32, 64, 128, 256)), rnd.choice((8, 16, 32))
-        n = rnd.randint(bn, 3 * bn + 7)
-        k = rnd.randint(bk + 1, 4 * bk + 3)
-        fast_steps = (k - 1) // bk  # FastSteps with CT_SCALAR_B
+        n = rnd.randint(1, 3 * bn + 7)
+        k = rnd.randint(1, 4 * bk + 3)
+        fast_steps = max(0, k - (1 if n >= bn else bn)) // bk  # FastSteps with CT_SCALAR_B
         for n0 in range(0, n, bn):
             for step in range(fast_steps):
                 for row in range(bk):
                     kr = step * bk + row
-                    assert kr <= k - 2
+                    assert kr <= k - 2 or fast_steps == 0
                     top = kr * n + n0 + max(chunk_col(g, i, bn) for g in range(bn // 4)
                                              for i in range(4))
                     assert 0 <= top < k * n, (bn, bk, n, k, n0, kr)
