@@ -1,6 +1,7 @@
 #include "server/service/job_manager.h"
 
 #include <algorithm>
+#include <iostream>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -177,6 +178,21 @@ JobManager::JobManager(Options options, store::Store& store, compiler::CompilePo
   for (auto& lane : lanes_) {
     Lane* raw = lane.get();
     lane->thread = std::thread([this, raw] { RunLane(*raw); });
+  }
+  trainer_ = std::thread([this] { RunTrainer(); });
+}
+
+void JobManager::RunTrainer() {
+  while (true) {
+    {
+      std::unique_lock lock(mu_);
+      retrain_changed_.wait(lock, [&] { return shutting_down_ || retrain_wanted_; });
+      if (shutting_down_) return;  // the next Store::Open trains on everything stored
+      retrain_wanted_ = false;
+    }
+    if (absl::Status s = store_.RetrainModels(); !s.ok()) {
+      std::cerr << "cutune store: retraining the prediction models: " << s << "\n";
+    }
   }
 }
 
@@ -425,6 +441,11 @@ void JobManager::RunLane(Lane& lane) {
       RunWork(lane, job);
     } else {
       RunJob(lane, job);
+      {
+        std::lock_guard lock(mu_);
+        retrain_wanted_ = true;  // what its sweep left for later (FinishSweep, kLater)
+      }
+      retrain_changed_.notify_all();
     }
     std::function<void(int, bool)> health;
     {
@@ -691,7 +712,9 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
       if (i != *result->winner) choice.ties.push_back(result->rows[i].params);
     }
   }
-  auto finished = store_.FinishSweep(sweep_id, status, reference, choice);
+  // The models retrain once the job has ended (RunLane), not before its client hears of it.
+  auto finished =
+      store_.FinishSweep(sweep_id, status, reference, choice, store::Store::Retrain::kLater);
   if (!finished.ok()) return fail(finished.status());
   job->Update([&](JobSnapshot& s) {
     s.state = result->cancelled ? JobState::kCancelled : JobState::kSucceeded;
@@ -768,6 +791,8 @@ void JobManager::Shutdown() {
       if (lane->thread.joinable()) threads.push_back(std::move(lane->thread));
     }
     lanes_changed_.notify_all();
+    retrain_changed_.notify_all();
+    if (trainer_.joinable()) threads.push_back(std::move(trainer_));
   }
   for (auto& t : threads) t.join();
   for (auto& lane : lanes_) lane->worker->Stop();

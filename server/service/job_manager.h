@@ -194,6 +194,12 @@ class JobManager {
   uint64_t next_job_ = 1;
   bool shutting_down_ = false;
   std::function<void(int, bool)> health_callback_;
+  // Retrains the store's prediction models after finished sweeps (store::Store::RetrainModels),
+  // off the lanes: neither the job's client nor the next job waits for the training.
+  void RunTrainer();
+  bool retrain_wanted_ = false;  // guarded by mu_
+  std::condition_variable retrain_changed_;
+  std::thread trainer_;
 };
 
 }  // namespace cutune::service

@@ -124,7 +124,7 @@ absl::StatusOr<std::optional<StoredRow>> OkRow(Db& db, int64_t sweep_id, const P
 // What lookups are answered from: the winners the validator accepts, indexed, and every device
 // model. Replaced whole after each write that changes either.
 struct Store::WinnerCache {
-  WinnerIndex index;
+  std::shared_ptr<const WinnerIndex> index;  // shared by the snapshots of one refresh
   std::vector<DeviceModel> models;  // every device model, by name
   ModelMap predictors;
   Deferrals deferrals;  // own prediction models that give way to another (ChooseDeferrals)
@@ -200,7 +200,7 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
   if (!winners.ok()) return winners.status();
   DropRefused(*winners, /*log=*/true);
   auto cache = std::make_shared<WinnerCache>();
-  cache->index = WinnerIndex(*std::move(winners));
+  cache->index = std::make_shared<const WinnerIndex>(*std::move(winners));
   absl::StatusOr<Stmt> models = Stmt::Prepare(
       writer_,
       "SELECT name, cc_major, cc_minor, sm_count, total_memory_bytes FROM device_models "
@@ -214,11 +214,13 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
                              static_cast<int>(models->Int(2)), static_cast<int>(models->Int(3)),
                              models->Int(4)});
   }
+  uint64_t generation = 0;  // of the models trained here (0: the previous snapshot's)
   if (retrain || !cache_) {
-    absl::StatusOr<ModelMap> trained =
-        TrainModelsLocked(cache->index, cache->models, &cache->comparisons, &cache->deferrals);
-    if (!trained.ok()) return trained.status();
-    cache->predictors = *std::move(trained);
+    absl::StatusOr<TrainingSet> set = GatherTrainingLocked(*cache->index);
+    if (!set.ok()) return set.status();
+    generation = ++training_generation_;
+    TrainModels(*std::move(set), cache->models, *cache);
+    models_behind_ = false;
   } else {
     std::shared_ptr<const WinnerCache> previous = Snapshot();
     cache->predictors = previous->predictors;
@@ -227,22 +229,21 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
   cache_ = std::move(cache);
+  if (generation > 0) published_generation_ = generation;
   return absl::OkStatus();
 }
 
-absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
-                                                  const std::vector<DeviceModel>& models,
-                                                  std::vector<ModelComparison>* comparisons,
-                                                  Deferrals* deferrals) {
+absl::StatusOr<Store::TrainingSet> Store::GatherTrainingLocked(const WinnerIndex& index) {
   // Tuned shapes: the accepted winners, by (device model, family, dtype).
-  std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
+  TrainingSet set;
+  auto& tuned = set.tuned;
+  auto& observed = set.observed;
   for (const Winner& w : index.winners()) {
     tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
         {w.shape, w.measurement.params, w.measurement.timing.median_us, w.measurement.resources});
   }
   // Observations: ok rows of finished sweeps and imported matrix cells, with their ptxas reports
   // (a near-winner member's occupancy; a cell has its member's where its table carried one).
-  std::map<ModelKey, std::vector<predict::Observation>> observed;
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       writer_,
       "SELECT m.name, k.family, s.dtype, s.shape, r.params, r.median_us, r.registers, "
@@ -270,6 +271,13 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
                                   static_cast<int>(stmt->Int(10)), static_cast<int>(stmt->Int(11))};
     observed[key].push_back({*std::move(shape), *std::move(params), stmt->Double(5), resources});
   }
+  return set;
+}
+
+void Store::TrainModels(TrainingSet set, const std::vector<DeviceModel>& models,
+                        WinnerCache& into) {
+  auto& tuned = set.tuned;
+  auto& observed = set.observed;
   ModelMap out;
   for (auto& [key, shapes] : tuned) {
     // Training sees the shapes in one order whatever the database's, so its choices repeat.
@@ -285,16 +293,16 @@ absl::StatusOr<ModelMap> Store::TrainModelsLocked(const WinnerIndex& index,
     out[key] = std::make_shared<const predict::Model>(
         predict::Model::Train(shapes, observed[key], std::move(fit)));
   }
-  *comparisons = CompareServingModels(out, tuned, observed, models);
-  *deferrals = ChooseDeferrals(*comparisons);
+  into.comparisons = CompareServingModels(out, tuned, observed, models);
+  into.deferrals = ChooseDeferrals(into.comparisons);
   if (options_.on_deferral_change) {
     const std::shared_ptr<const WinnerCache> previous = Snapshot();
     for (const DeferralChange& change : DeferralChanges(
-             previous ? previous->deferrals : Deferrals{}, *deferrals, *comparisons)) {
+             previous ? previous->deferrals : Deferrals{}, into.deferrals, into.comparisons)) {
       options_.on_deferral_change(change);
     }
   }
-  return out;
+  into.predictors = std::move(out);
 }
 
 std::shared_ptr<const predict::Model> Store::PredictionModel(std::string_view device_model,
@@ -567,7 +575,7 @@ absl::Status Store::Checkpoint() {
 
 absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus status,
                                                 const Reference& reference,
-                                                const FinishChoice& choice) {
+                                                const FinishChoice& choice, Retrain retrain) {
   if (status == SweepStatus::kRunning) {
     return absl::InvalidArgumentError("a sweep cannot finish as 'running'");
   }
@@ -657,9 +665,43 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
   // A finished sweep's rows are new observations for the prediction models.
   if (result.winner_changed || status == SweepStatus::kSucceeded) {
-    if (absl::Status s = RefreshCacheLocked(/*retrain=*/true); !s.ok()) return s;
+    const bool now = retrain == Retrain::kNow;
+    if (absl::Status s = RefreshCacheLocked(/*retrain=*/now); !s.ok()) return s;
+    if (!now) models_behind_ = true;
   }
   return result;
+}
+
+absl::Status Store::RetrainModels() {
+  std::lock_guard<std::mutex> training(train_mu_);
+  absl::StatusOr<TrainingSet> set;
+  std::vector<DeviceModel> models;
+  uint64_t generation = 0;
+  {
+    std::lock_guard<std::mutex> lock(write_mu_);
+    if (!models_behind_) return absl::OkStatus();
+    const std::shared_ptr<const WinnerCache> now = Snapshot();
+    set = GatherTrainingLocked(*now->index);
+    if (!set.ok()) return set.status();
+    models = now->models;
+    models_behind_ = false;  // a sweep finishing from here on asks for another round
+    generation = ++training_generation_;
+  }
+  // Seconds of training, without the write lock: sweeps go on recording meanwhile.
+  WinnerCache trained;
+  TrainModels(*std::move(set), models, trained);
+  // Into the newest snapshot (a sweep may have finished since): its winners, these models. A
+  // FinishSweep that copied the older models meanwhile has set models_behind_ again; models
+  // trained since on newer data (an import) stay.
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  if (generation < published_generation_) return absl::OkStatus();
+  published_generation_ = generation;
+  auto cache = std::make_shared<WinnerCache>(*cache_);
+  cache->predictors = std::move(trained.predictors);
+  cache->comparisons = std::move(trained.comparisons);
+  cache->deferrals = std::move(trained.deferrals);
+  cache_ = std::move(cache);
+  return absl::OkStatus();
 }
 
 absl::StatusOr<SweepInfo> Store::GetSweep(int64_t sweep_id) {
@@ -749,7 +791,7 @@ absl::StatusOr<std::vector<SweepWithRows>> Store::ListFinishedSweeps(
 
 LookupResult Store::Lookup(const LookupQuery& query) const {
   std::shared_ptr<const WinnerCache> cache = Snapshot();
-  return Ladder(query, {cache->index, &cache->predictors, &cache->deferrals});
+  return Ladder(query, {*cache->index, &cache->predictors, &cache->deferrals});
 }
 
 }  // namespace cutune::store

@@ -148,8 +148,9 @@ struct StoreOptions {
   // table's); a crash may then lose or corrupt it.
   bool durable = true;
   FitFn fit = {};
-  // Called (under the store's write lock) for each change of which prediction model answers a
-  // device model's untuned shapes (ChooseDeferrals); cutuned logs it. Empty: nobody is told.
+  // Called by the training that finds it (under the store's write lock, or in RetrainModels:
+  // possibly beside an import's) for each change of which prediction model answers a device
+  // model's untuned shapes (ChooseDeferrals); cutuned logs it. Empty: nobody is told.
   std::function<void(const DeferralChange&)> on_deferral_change = {};
 };
 
@@ -230,9 +231,20 @@ class Store {
   // Tied, or Tied and PreferredAmongTied. A chosen winner or tie that is not an ok row of
   // the sweep is NOT_FOUND, a tie equal to the winner or without parameters, or ties without a
   // winner, INVALID_ARGUMENT; either leaves the sweep running and the store unchanged.
+  // A finished sweep's rows and winner are new observations for the prediction models:
+  // FinishSweep trains them again at once (kNow), or leaves that to RetrainModels (kLater), so
+  // that a daemon can tell the sweep's client first (training every model it holds takes seconds:
+  // unseen-shapes.md, section 25). Lookups meanwhile answer from the models trained before.
+  enum class Retrain { kNow, kLater };
   absl::StatusOr<FinishResult> FinishSweep(int64_t sweep_id, SweepStatus status,
                                            const Reference& reference,
-                                           const FinishChoice& choice = {});
+                                           const FinishChoice& choice = {},
+                                           Retrain retrain = Retrain::kNow);
+  // Trains the prediction models again if a FinishSweep left that for later, else returns at
+  // once; one call at a time (a second waits for the first, then finds nothing left). Holds the
+  // write lock only to read what it trains on. ExportTable calls it first, so a table always
+  // carries every finished sweep.
+  absl::Status RetrainModels();
 
   absl::StatusOr<SweepInfo> GetSweep(int64_t sweep_id);
   absl::StatusOr<std::vector<SweepInfo>> ListSweeps();  // newest first
@@ -287,12 +299,18 @@ class Store {
   // Requires write_mu_. With `retrain`, the prediction models are trained again (from the
   // database); else the previous snapshot's are kept.
   absl::Status RefreshCacheLocked(bool retrain = false);
-  // Also compares the own models with their architecture's (CompareServingModels), chooses
-  // which give way (ChooseDeferrals) and reports where that changed (on_deferral_change).
-  absl::StatusOr<ModelMap> TrainModelsLocked(const WinnerIndex& index,
-                                             const std::vector<DeviceModel>& models,
-                                             std::vector<ModelComparison>* comparisons,
-                                             Deferrals* deferrals);
+  // What the prediction models train on: each (device model, family, dtype)'s tuned shapes (the
+  // index's winners) and observations (ok rows of finished sweeps, imported matrix cells).
+  struct TrainingSet {
+    std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
+    std::map<ModelKey, std::vector<predict::Observation>> observed;
+  };
+  // Requires write_mu_ (reads the database).
+  absl::StatusOr<TrainingSet> GatherTrainingLocked(const WinnerIndex& index);
+  // Trains the models into `into` (predictors); also compares the own models with their
+  // architecture's (CompareServingModels), chooses which give way (ChooseDeferrals) and reports
+  // where that changed (on_deferral_change). Takes no lock.
+  void TrainModels(TrainingSet set, const std::vector<DeviceModel>& models, WinnerCache& into);
   std::shared_ptr<const WinnerCache> Snapshot() const;
   // Drops the winners the validator refuses; with `log`, says so once per winner on stderr.
   void DropRefused(std::vector<Winner>& winners, bool log);
@@ -302,10 +320,14 @@ class Store {
   std::set<std::string> logged_;  // winners already reported as skipped
   std::mutex write_mu_;
   Db writer_;
+  bool models_behind_ = false;        // a FinishSweep left the retraining for later (write_mu_)
+  std::mutex train_mu_;               // one RetrainModels at a time
+  uint64_t training_generation_ = 0;  // trainings begun, in the order of their data (write_mu_)
   std::mutex read_mu_;
   Db reader_;
   mutable std::mutex cache_mu_;  // guards only the pointer swap
   std::shared_ptr<const WinnerCache> cache_;
+  uint64_t published_generation_ = 0;  // the training cache_'s models come from (cache_mu_)
 };
 
 // Milliseconds since the Unix epoch, the store's timestamp unit.

@@ -65,6 +65,8 @@ void Layout(const Json& j, int indent, bool one_line_elements, std::string& out)
 }  // namespace
 
 absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& options) {
+  // The portfolios and matrices below come from the models: trained on every finished sweep.
+  if (absl::Status s = store.RetrainModels(); !s.ok()) return s;
   absl::StatusOr<std::vector<DeviceModel>> devices = store.ListDeviceModels();
   if (!devices.ok()) return devices.status();
   absl::StatusOr<std::vector<Winner>> winners = store.ListWinners(options.device_model);

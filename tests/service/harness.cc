@@ -42,8 +42,10 @@ ScopedEnv::~ScopedEnv() {
 }
 
 TestServer::TestServer(ServerOptions options) {
-  auto store = store::Store::Open(options.db_path.empty() ? dir_.File("cutune.db") : options.db_path,
-                                  StoreRules());
+  store::StoreOptions store_options = StoreRules();
+  if (options.fit) store_options.fit = options.fit;
+  auto store = store::Store::Open(
+      options.db_path.empty() ? dir_.File("cutune.db") : options.db_path, store_options);
   if (!store.ok()) {
     ADD_FAILURE() << store.status();
     std::abort();

@@ -67,6 +67,7 @@ struct ServerOptions {
   std::string db_path;  // empty: a fresh database in the server's temporary directory
   ServiceLimits limits;
   std::string ncu_path;  // JobManager::Options::ncu_path (empty: the daemon's search)
+  store::FitFn fit;      // the store's fit hook in place of StoreRules()'s (empty: theirs)
 
   static ServerOptions Worker(std::string path) {
     ServerOptions o;
