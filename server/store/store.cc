@@ -221,15 +221,18 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
     generation = ++training_generation_;
     TrainModels(*std::move(set), cache->models, *cache);
     models_behind_ = false;
-  } else {
-    std::shared_ptr<const WinnerCache> previous = Snapshot();
-    cache->predictors = previous->predictors;
-    cache->deferrals = previous->deferrals;
-    cache->comparisons = previous->comparisons;
   }
   std::lock_guard<std::mutex> lock(cache_mu_);
+  if (generation > 0) {
+    published_generation_ = generation;
+  } else {
+    // The models of the snapshot this one replaces, read under the same lock as the swap: a
+    // RetrainModels may have published since the winners were read above.
+    cache->predictors = cache_->predictors;
+    cache->deferrals = cache_->deferrals;
+    cache->comparisons = cache_->comparisons;
+  }
   cache_ = std::move(cache);
-  if (generation > 0) published_generation_ = generation;
   return absl::OkStatus();
 }
 
@@ -665,9 +668,10 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
   if (absl::Status s = txn->Commit(); !s.ok()) return s;
   // A finished sweep's rows are new observations for the prediction models.
   if (result.winner_changed || status == SweepStatus::kSucceeded) {
-    const bool now = retrain == Retrain::kNow;
-    if (absl::Status s = RefreshCacheLocked(/*retrain=*/now); !s.ok()) return s;
-    if (!now) models_behind_ = true;
+    models_behind_ = true;  // until a training has read these rows (a failed refresh too)
+    if (absl::Status s = RefreshCacheLocked(/*retrain=*/retrain == Retrain::kNow); !s.ok()) {
+      return s;
+    }
   }
   return result;
 }

@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -167,6 +168,13 @@ TEST(JobsTest, AJobEndsBeforeItsSweepRetrainsTheModels) {
     bool open = false;
   };
   auto gate = std::make_shared<Gate>();
+  auto open_gate = [gate] {
+    {
+      std::lock_guard lock(gate->mu);
+      gate->open = true;
+    }
+    gate->cv.notify_all();
+  };
   ServerOptions options;
   options.fit = [gate](std::string_view, const store::DeviceModel&) -> predict::FitFn {
     std::unique_lock lock(gate->mu);
@@ -174,6 +182,11 @@ TEST(JobsTest, AJobEndsBeforeItsSweepRetrainsTheModels) {
     return nullptr;
   };
   TestServer server(options);
+  // Opened before the server goes, whatever fails below (its trainer waits at the gate).
+  struct Opener {
+    std::function<void()> open;
+    ~Opener() { open(); }
+  } opener{open_gate};
   pb::Tuner::Stub& stub = server.stub();
   const pb::StartTuningResponse started = Start(stub, SmallJob(256, 256));
   const pb::JobProgress done = WaitForJob(stub, started.job_id(), std::chrono::seconds(30));
@@ -185,11 +198,8 @@ TEST(JobsTest, AJobEndsBeforeItsSweepRetrainsTheModels) {
                                  &answer)
                   .ok());
   EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
-  {
-    std::lock_guard lock(gate->mu);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
+  EXPECT_EQ(server.store().PredictionModel("Fake GPU", "transpose", DType::kF32), nullptr);
+  open_gate();
   // The trainer retrains after the job; a caller that needs the models now (export) waits for it.
   ASSERT_TRUE(server.store().RetrainModels().ok());
   EXPECT_NE(server.store().PredictionModel("Fake GPU", "transpose", DType::kF32), nullptr);
