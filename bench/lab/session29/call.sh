@@ -56,6 +56,6 @@ case $mode in
     echo "cutune-bench: rc $?"
     tail -30 "$out/bench.log" ;;
   memory) bash bench/lab/session29/memory.sh "$out/memory" ;;
-  quick) bash bench/lab/session29/quick.sh "$out/quick" ;;
+  quick) bash bench/lab/session29/quick.sh "$out/quick"; tar czf "$out/quick.tgz" -C "$out" quick && rm -rf "$out/quick" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
