@@ -712,7 +712,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
       if (i != *result->winner) choice.ties.push_back(result->rows[i].params);
     }
   }
-  // The models retrain once the job has ended (RunLane), not before its client hears of it.
+  // The models retrain once the job has ended (RunTrainer), not before its client hears of it.
   auto finished =
       store_.FinishSweep(sweep_id, status, reference, choice, store::Store::Retrain::kLater);
   if (!finished.ok()) return fail(finished.status());
