@@ -51,9 +51,7 @@ class ScratchDir {
 
 }  // namespace
 
-int ProfiledLaunch(const wpb::Run& run) {
-  return (run.verify() ? 1 : 0) + std::max(0, run.timing().warmup());
-}
+int ProfiledLaunch(const wpb::Run& run) { return std::max(1, run.timing().warmup()); }
 
 absl::StatusOr<ProfileRun> RunUnderNcu(const wpb::ProfileJob& job, const NcuRunOptions& options) {
   ProfileRun out;

@@ -30,7 +30,7 @@ struct NcuRunOptions {
 };
 
 // Which launch of the candidate's kernel ncu measures, from 0: the first timed one, after the
-// checked run (when `verify`) and the warm-ups.
+// warm-ups, the first of which is the run's checked launch (made whether or not it `verify`s).
 int ProfiledLaunch(const worker::v1::Run& run);
 
 // Runs `job` under ncu. Errors: FAILED_PRECONDITION when ncu cannot run, may not read the counters

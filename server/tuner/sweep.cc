@@ -37,6 +37,7 @@ TimingOptions TimingFor(std::string_view strategy, TimingOptions base) {
   base.max_samples = std::max(base.min_samples, std::min(base.max_samples, 50));
   base.target_rel_spread = std::max(base.target_rel_spread, 0.02);
   base.max_ms = base.max_ms > 0 ? std::min(base.max_ms, 50.0) : 50.0;
+  base.abandon_factor = kQuickAbandonFactor;
   return base;
 }
 
@@ -88,7 +89,8 @@ class SweepRun {
         on_result_(on_result),
         cancel_(cancel),
         policy_(Policy(options.timing)),
-        explore_policy_(Policy(TimingFor(options.strategy, options.timing))) {}
+        explore_policy_(Policy(TimingFor(options.strategy, options.timing))),
+        abandon_factor_(TimingFor(options.strategy, options.timing).abandon_factor) {}
   // However the run ends (cancel, budget, error), its compilations still queued are dropped.
   ~SweepRun() { abandon_->store(true); }
 
@@ -121,9 +123,10 @@ class SweepRun {
 
   // Proposes and submits candidates until the compile-ahead window is full or the quota reached.
   void Refill();
-  // One candidate on one GPU: its row, or an error (the worker or NVRTC broke).
+  // One candidate on one GPU: its row, or an error (the worker or NVRTC broke). Its timing
+  // stops at the first sample above `abandon_above_us` (0: never).
   absl::StatusOr<Measurement> EvaluateOne(Pending& pending, worker::WorkerProcess& worker,
-                                          Tally& tally);
+                                          double abandon_above_us, Tally& tally);
   // Adds a row measured by `workers_[w]` (-1: resumed) to the result and reports it with the
   // progress so far.
   void Record(Measurement row, int w);
@@ -144,6 +147,7 @@ class SweepRun {
   const Clock::time_point began_ = Clock::now();
   const wpb::TimingPolicy policy_;          // the reference and the finalists
   const wpb::TimingPolicy explore_policy_;  // every candidate's first timing (TimingFor)
+  const double abandon_factor_;             // TimingFor's: of the fastest ok time so far
   const std::shared_ptr<std::atomic<bool>> abandon_ = std::make_shared<std::atomic<bool>>(false);
 
   const kernels::KernelFamily* family_ = nullptr;  // options_.family, once checked
@@ -333,9 +337,11 @@ void SweepRun::Drive(size_t w) {
     Pending pending = std::move(pending_.front());
     pending_.pop_front();
     ++in_flight_;
+    const double abandon_above_us =
+        progress_.best ? AbandonAbove(abandon_factor_, progress_.best->timing.median_us) : 0;
     lock.unlock();
     Tally tally;
-    absl::StatusOr<Measurement> row = EvaluateOne(pending, *workers_[w], tally);
+    absl::StatusOr<Measurement> row = EvaluateOne(pending, *workers_[w], abandon_above_us, tally);
     lock.lock();
     --in_flight_;
     TimeBreakdown& t = result_.time;
@@ -376,7 +382,7 @@ void SweepRun::Drop(size_t w, const absl::Status& why) {
 }
 
 absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p, worker::WorkerProcess& worker,
-                                                  Tally& tally) {
+                                                  double abandon_above_us, Tally& tally) {
   Measurement row;
   row.params = p.params;
   if (p.pruned) {
@@ -401,6 +407,7 @@ absl::StatusOr<Measurement> SweepRun::EvaluateOne(Pending& p, worker::WorkerProc
   wpb::Run run =
       RunRequest(*family_, p.params, options_.shape, limits_.sm_count, *compiled,
                  explore_policy_, options_.verify);
+  run.mutable_timing()->set_abandon_above_us(abandon_above_us);
   const std::string key = FormatParams(p.params);
   run.set_debug_hang(options_.debug_hang.count(key) > 0);
   run.set_debug_crash(options_.debug_crash.count(key) > 0);

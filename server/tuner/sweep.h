@@ -35,14 +35,19 @@ struct TimingOptions {
   double target_rel_spread = 0.01;  // stop once stdev/mean <= 1% (after min_samples)
   double max_ms = 100;              // per candidate
   bool flush_l2 = true;             // between samples, for memory-bound families
+  // A candidate whose first sample is above the fastest time so far times this stops there
+  // (tuner::AbandonAbove; 0: every candidate timed in full).
+  double abandon_factor = 0;
 };
 
 // The timing of a strategy's first measurement of each candidate: `base` for all but "quick",
-// which answers in seconds and so times each candidate briefly (one warm-up, at least 3
-// samples, stopping at 2% spread or 50 ms: a kernel of milliseconds is within 0.4% by then, and
-// a noisier one keeps sampling). The reference and the finalists' interleaved re-measurement
-// always use `base`, so the winner is chosen on full measurements, and a first time that came
-// out lucky is re-measured as a challenger (winner.h).
+// which answers in seconds and so times each candidate briefly (one warm-up, which the
+// candidate's checked launch is, at least 3 samples, stopping at 2% spread or 50 ms: a kernel of
+// milliseconds is within 0.4% by then, and a noisier one keeps sampling; one sample where it is
+// 25% behind the fastest so far, kQuickAbandonFactor). The reference and the finalists'
+// interleaved re-measurement always use `base`, so the winner is chosen on full measurements,
+// and a first time that came out lucky is re-measured as a challenger (winner.h).
+inline constexpr double kQuickAbandonFactor = 1.25;
 TimingOptions TimingFor(std::string_view strategy, TimingOptions base);
 
 struct SweepOptions {

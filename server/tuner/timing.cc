@@ -11,8 +11,16 @@ bool EnoughSamples(const StoppingRule& rule, std::span<const double> samples, do
   const int min_samples = std::max(1, rule.min_samples);
   const int max_samples = std::max(min_samples, rule.max_samples);
   const double spread = n > 1 ? RelSpread(samples) : 1.0;
+  const bool behind = rule.abandon_above_us > 0 && n > 0 &&
+                      *std::min_element(samples.begin(), samples.end()) > rule.abandon_above_us;
   return (n >= min_samples && spread <= rule.target_rel_spread) || n >= max_samples ||
-         (rule.max_ms > 0 && elapsed_ms >= rule.max_ms && n >= kMinSamplesAtTimeLimit);
+         (rule.max_ms > 0 && elapsed_ms >= rule.max_ms && n >= kMinSamplesAtTimeLimit) || behind;
+}
+
+double AbandonAbove(double factor, double fastest_us) {
+  if (!(factor > 0) || !(fastest_us > 0)) return 0;
+  const double threshold = factor * fastest_us;
+  return threshold >= kAbandonLeastUs ? threshold : 0;
 }
 
 double Median(std::vector<double> values) {

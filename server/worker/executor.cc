@@ -316,13 +316,15 @@ absl::StatusOr<CUfunction> Executor::LoadCandidate(const wpb::Candidate& candida
 }
 
 absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& launch,
-                                          const wpb::TimingPolicy& policy, bool flush_l2) {
+                                          const wpb::TimingPolicy& policy, bool flush_l2,
+                                          int launched) {
   const cuda::DriverApi& api = Api();
-  for (int i = 0; i < policy.warmup(); ++i) {
+  for (int i = launched; i < policy.warmup(); ++i) {
     if (auto s = launch(); !s.ok()) return s;
   }
   const tuner::StoppingRule rule{policy.min_samples(), policy.max_samples(),
-                                 policy.target_rel_spread(), policy.max_ms()};
+                                 policy.target_rel_spread(), policy.max_ms(),
+                                 policy.abandon_above_us()};
   std::vector<double> samples;
   const auto began = std::chrono::steady_clock::now();
   while (true) {
@@ -450,8 +452,9 @@ absl::StatusOr<wpb::RunResult> Executor::Run(const wpb::Run& run) {
 
   result.set_verify_ms(since(phase));
   phase = Clock::now();
+  // The checked launch above was the candidate's first: it counts as a warm-up launch.
   auto stats = Time([&] { return LaunchOn(*function, geometry, out); }, run.timing(),
-                    problem_->family->memory_bound() && run.timing().flush_l2());
+                    problem_->family->memory_bound() && run.timing().flush_l2(), /*launched=*/1);
   if (!stats.ok()) return Failed(std::move(result), stats.status(), "time");
   result.set_time_ms(since(phase));
   // Modules that keep state between launches (split-K's and stream-K's counters) must leave it

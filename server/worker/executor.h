@@ -63,8 +63,9 @@ class Executor {
                                         absl::string_view stage,
                                         cuda::CallSite site = cuda::CallSite::kAny);
 
+  // `launched`: launches of the same kernel just before, which count as warm-up launches.
   absl::StatusOr<wpb::Stats> Time(const std::function<absl::Status()>& launch,
-                                  const wpb::TimingPolicy& policy, bool flush_l2);
+                                  const wpb::TimingPolicy& policy, bool flush_l2, int launched = 0);
   absl::Status LaunchOn(CUfunction function, const LaunchGeometry& geometry, CUdeviceptr output);
   // The prepared output against the reference (the support module's compare kernel).
   absl::StatusOr<tuner::OutputComparison> CompareOutput();

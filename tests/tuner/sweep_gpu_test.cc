@@ -194,6 +194,38 @@ TEST_F(SweepGpuTest, StreamKModulesAreRightWithLongHandOvers) {
   }
 }
 
+// Quick's brief timing takes one sample of a candidate already far behind the fastest so far
+// (tuner::AbandonAbove): the seed kernel after the 4096^3 winner's configuration at 2048^3. The
+// fast one, timed first, gets its samples in full.
+TEST_F(SweepGpuTest, QuickTimesACandidateFarBehindTheFastestOnce) {
+  SweepOptions options;
+  options.family = &kernels::MatmulFamily();
+  options.shape = {2048, 2048, 2048};
+  auto fast = ParseParams(
+      "at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=0,splitk=1,stages=0,tm=16,"
+      "tn=8,vec=4,warp=1");
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  const Params slow = kernels::MatmulFamily().baseline();
+  options.candidates = {*fast, slow};
+  options.strategy = "quick";
+  options.max_evaluations = 2;  // the two alone, in this order
+  options.finalists = 1;        // the slow one keeps its first timing
+  SweepResult r = Sweep(options);
+  ASSERT_EQ(r.rows.size(), 2u);
+  const Measurement& first = r.rows[0];
+  const Measurement& second = r.rows[1];
+  ASSERT_EQ(first.params, *fast);
+  ASSERT_EQ(second.params, slow);
+  ASSERT_EQ(first.outcome, Outcome::kOk) << first.detail;
+  ASSERT_EQ(second.outcome, Outcome::kOk) << second.detail;
+  std::cout << "fast " << first.timing.median_us << " us (" << first.timing.samples
+            << " samples), slow " << second.timing.median_us << " us (" << second.timing.samples
+            << ")\n";
+  EXPECT_GE(first.timing.samples, 3);
+  EXPECT_GT(second.timing.median_us, kQuickAbandonFactor * first.timing.median_us);
+  EXPECT_EQ(second.timing.samples, 1);
+}
+
 TEST_F(SweepGpuTest, ReferenceFiguresAreMeasured) {
   SweepOptions options;
   options.family = &kernels::MatmulFamily();

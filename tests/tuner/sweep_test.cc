@@ -303,8 +303,10 @@ TEST(TimingForTest, QuickTimesEachCandidateBrieflyAndOthersAsAsked) {
   EXPECT_DOUBLE_EQ(quick.target_rel_spread, 0.02);
   EXPECT_DOUBLE_EQ(quick.max_ms, 50);
   EXPECT_EQ(quick.flush_l2, base.flush_l2);
+  EXPECT_DOUBLE_EQ(quick.abandon_factor, kQuickAbandonFactor);
   for (const char* strategy : {"brute_force", "random", "local", ""}) {
     const TimingOptions same = TimingFor(strategy, base);
+    EXPECT_EQ(same.abandon_factor, 0) << strategy;
     EXPECT_EQ(same.warmup, base.warmup) << strategy;
     EXPECT_EQ(same.min_samples, base.min_samples) << strategy;
     EXPECT_DOUBLE_EQ(same.max_ms, base.max_ms) << strategy;

@@ -81,6 +81,29 @@ TEST(EnoughSamplesTest, NoTimeLimitWhenMaxMsIsZero) {
   EXPECT_FALSE(EnoughSamples(Rule(10, 200, 0.01, 0), Noisy(5), 1e9));
 }
 
+TEST(EnoughSamplesTest, AFastestSampleAboveTheAbandonTimeStopsAtOnce) {
+  StoppingRule rule = Rule(3, 50, 0.02, 50);
+  rule.abandon_above_us = 1250;
+  // One sample behind by more than the threshold: enough, though one sample has no spread.
+  EXPECT_TRUE(EnoughSamples(rule, std::vector<double>{1300.0}, 0));
+  // At or under it, the candidate is timed as any other.
+  EXPECT_FALSE(EnoughSamples(rule, std::vector<double>{1250.0}, 0));
+  EXPECT_FALSE(EnoughSamples(rule, std::vector<double>{1300.0, 1200.0}, 0));
+  EXPECT_FALSE(EnoughSamples(rule, {}, 0));
+  // 0: never.
+  rule.abandon_above_us = 0;
+  EXPECT_FALSE(EnoughSamples(rule, std::vector<double>{1e9}, 0));
+}
+
+TEST(AbandonAboveTest, TheFastestTimesTheFactorWhereThatIsLongEnough) {
+  EXPECT_DOUBLE_EQ(AbandonAbove(1.25, 2800), 3500);
+  EXPECT_DOUBLE_EQ(AbandonAbove(1.25, kAbandonLeastUs / 1.25), kAbandonLeastUs);
+  // Under the floor one sample is too noisy to judge by, and timing costs little anyway.
+  EXPECT_EQ(AbandonAbove(1.25, 0.99 * kAbandonLeastUs / 1.25), 0);
+  EXPECT_EQ(AbandonAbove(1.25, 0), 0);  // no fastest time yet
+  EXPECT_EQ(AbandonAbove(0, 2800), 0);  // a strategy that times every candidate in full
+}
+
 TEST(MedianTest, MiddleValueOrMeanOfTheMiddleTwo) {
   EXPECT_EQ(Median({3.0, 1.0, 2.0}), 2.0);
   EXPECT_EQ(Median({4.0, 1.0, 3.0, 2.0}), 2.5);

@@ -8,12 +8,14 @@
 #       any other GPU it starts afresh; again on the same warm machine until it prints COMPLETE
 #   bench/lab/session30/call.sh OUT_DIR emc     [.gpu-sc2t] tuner_gpu_test's
 #       EveryMatmulCandidateIsRightOnOddShapes (479 s alone on an H100)
+#   bench/lab/session30/call.sh OUT_DIR tests   [.gpu-sc2t] tuner_gpu_test but for that one
+#       (quick's one-sample timing, split-K, stream-K, faults, transposes)
 #   bench/lab/session30/call.sh OUT_DIR quick   [.gpu-sc2] session 29's quick.sh: quick at 4096^3
 #       three times and the 12 unseen shapes, the models retrained after each job (OUT/quick.tgz)
 #   bench/lab/session30/call.sh OUT_DIR bench [SHAPE...]   [.gpu-sc2t] cutune-bench's matmul figures,
 #       or only these shapes of its awkward set
 set -uo pipefail
-usage="usage: call.sh OUT_DIR grid|emc|quick|bench [SHAPE...]"
+usage="usage: call.sh OUT_DIR grid|emc|tests|quick|bench [SHAPE...]"
 out=${1:?$usage}
 mode=${2:?$usage}
 shift 2
@@ -33,16 +35,17 @@ case $mode in
       from=(--from .gpu/grid-h100-partial.tar.xz)
     fi
     bash bench/lab/session21/call.sh "$out" grid "$(left 570)" "${from[@]}" --cache "${cache[0]}" ;;
-  emc)
+  emc|tests)
     export CUTUNE_CACHE_DIR=/tmp/cutune-grid-cache
     mkdir -p $CUTUNE_CACHE_DIR
     [[ -n $(ls -A $CUTUNE_CACHE_DIR) ]] || python3 scripts/grid_tool.py extract "${cache[0]}" $CUTUNE_CACHE_DIR
     # shellcheck disable=SC1091
     source .gpu/env.sh
-    timeout "$(left 585)" tuner_gpu_test --gtest_filter='*EveryMatmulCandidateIsRightOnOddShapes*' \
-      >"$out/emc.log" 2>&1
+    filter='*EveryMatmulCandidateIsRightOnOddShapes*'
+    [[ $mode == tests ]] && filter="-$filter"
+    timeout "$(left 585)" tuner_gpu_test --gtest_filter="$filter" >"$out/$mode.log" 2>&1
     echo "tuner_gpu_test: rc $? in $(( $(date +%s) - start )) s"
-    grep -E '^\[  FAILED|^\[  PASSED|^\[==========\]|Failure|wrong' "$out/emc.log" | head -20 ;;
+    grep -E '^\[  FAILED|^\[  PASSED|^\[==========\]|^\[       OK|Failure|wrong|^fast ' "$out/$mode.log" | head -30 ;;
   quick)
     bash bench/lab/session29/quick.sh "$out/quick"
     tar czf "$out/quick.tgz" -C "$out" quick && rm -rf "$out/quick" ;;
