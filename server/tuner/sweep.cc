@@ -89,8 +89,8 @@ class SweepRun {
         on_result_(on_result),
         cancel_(cancel),
         policy_(Policy(options.timing)),
-        explore_policy_(Policy(TimingFor(options.strategy, options.timing))),
-        abandon_factor_(TimingFor(options.strategy, options.timing).abandon_factor) {}
+        explore_timing_(TimingFor(options.strategy, options.timing)),
+        explore_policy_(Policy(explore_timing_)) {}
   // However the run ends (cancel, budget, error), its compilations still queued are dropped.
   ~SweepRun() { abandon_->store(true); }
 
@@ -146,8 +146,8 @@ class SweepRun {
   const std::atomic<bool>* cancel_;
   const Clock::time_point began_ = Clock::now();
   const wpb::TimingPolicy policy_;          // the reference and the finalists
-  const wpb::TimingPolicy explore_policy_;  // every candidate's first timing (TimingFor)
-  const double abandon_factor_;             // TimingFor's: of the fastest ok time so far
+  const TimingOptions explore_timing_;      // every candidate's first timing (TimingFor)
+  const wpb::TimingPolicy explore_policy_;  // the same for the worker, less abandon_factor
   const std::shared_ptr<std::atomic<bool>> abandon_ = std::make_shared<std::atomic<bool>>(false);
 
   const kernels::KernelFamily* family_ = nullptr;  // options_.family, once checked
@@ -337,8 +337,9 @@ void SweepRun::Drive(size_t w) {
     Pending pending = std::move(pending_.front());
     pending_.pop_front();
     ++in_flight_;
-    const double abandon_above_us =
-        progress_.best ? AbandonAbove(abandon_factor_, progress_.best->timing.median_us) : 0;
+    const double abandon_above_us = progress_.best ? AbandonAbove(explore_timing_.abandon_factor,
+                                                                  progress_.best->timing.median_us)
+                                                   : 0;
     lock.unlock();
     Tally tally;
     absl::StatusOr<Measurement> row = EvaluateOne(pending, *workers_[w], abandon_above_us, tally);
