@@ -9,8 +9,11 @@
 #   bench/lab/session31/call.sh OUT_DIR sum      [any] sum.sh alone: the split-K sum with the
 #       next split's loads in flight (sum-pipe.patch's CT_SUM_PIPE=1) against the shipped loop,
 #       at the K-heavy shapes' split-K winners (CuPy and NVRTC only; no bundle needed)
+#   bench/lab/session31/call.sh OUT_DIR grid     [.gpu-sc2, from a checkout of staged-c] the H200's
+#       matmul grid for branch staged-c (bench/lab/session30/call.sh grid), refused at once on
+#       any other GPU (the H100's grid is done); again on the same warm machine until COMPLETE
 set -uo pipefail
-usage="usage: call.sh OUT_DIR verify|sum"
+usage="usage: call.sh OUT_DIR verify|sum|grid"
 out=${1:?$usage}
 mode=${2:?$usage}
 mkdir -p "$out"
@@ -19,7 +22,7 @@ for bundle in .gpu-m31; do
   if [[ -d $bundle ]]; then rm -rf .gpu && mv $bundle .gpu && break; fi
 done
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-echo "$gpu, bundle $(cat .gpu/COMMIT)" | tee -a "$out/gpu.txt"
+echo "$gpu, bundle $(cat .gpu/COMMIT 2>/dev/null || echo none yet)" | tee -a "$out/gpu.txt"
 left() { echo $(( ${1} - ($(date +%s) - start) )); }
 case $mode in
   verify)
@@ -34,5 +37,8 @@ case $mode in
     echo "tuner_gpu_test: rc $? at $(( $(date +%s) - start )) s"
     grep -E '^\[  FAILED|^\[  PASSED|^\[==========\]|^\[       OK|Failure|wrong' "$out/tests.log" | head -40 ;;
   sum) timeout "$(left 585)" bash bench/lab/session31/sum.sh "$out" ;;
+  grid)
+    [[ $gpu == *H200* ]] || { echo "call.sh: the grid is for an H200 (the H100's is done); this is $gpu" >&2; exit 3; }
+    bash bench/lab/session30/call.sh "$out" grid ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
