@@ -680,6 +680,10 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
                        {"prepare", t.prepare},    {"reference", t.reference},
                        {"load", t.load},          {"verify", t.verify},
                        {"time", t.timing},        {"finalists", t.remeasure}};
+    // The last row's progress was taken before the finalists were re-measured: the ended job's
+    // elapsed time is the whole sweep's, as its phases say.
+    s.progress.elapsed_seconds = t.wall;
+    s.progress.eta_seconds = 0;
   });
   if (!record_error.ok()) return fail(record_error);  // the sweep stays resumable
   if (result->cancelled && job->shutdown) {
