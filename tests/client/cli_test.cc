@@ -565,10 +565,17 @@ TEST_F(CliTest, TablesLargerThanGrpcsDefaultMessageRoundTrip) {
   std::ofstream(big) << table.dump();
   ASSERT_GT(std::filesystem::file_size(big), 5u << 20);
 
-  RunResult imported = Run({"table", "import", big});
+  // A daemon of its own: a second device model in the suite's daemon would make every later
+  // test that names none ambiguous (run as one process, the report tests failed after this one).
+  auto own = Daemon::Start();
+  auto on = [&](std::vector<std::string> args) {
+    args.insert(args.end(), {"--server", own->target()});
+    return RunProgram(Cutune(), args);
+  };
+  RunResult imported = on({"table", "import", big});
   ASSERT_EQ(imported.exit_code, kOk) << imported.err;
   const auto exported = (tmp_.path() / "big-export.json").string();
-  RunResult ex = Run({"table", "export", "--rows", "--model", "Big GPU", "-o", exported});
+  RunResult ex = on({"table", "export", "--rows", "--model", "Big GPU", "-o", exported});
   ASSERT_EQ(ex.exit_code, kOk) << ex.err;
   EXPECT_GT(std::filesystem::file_size(exported), 4u << 20);
   auto fresh = Daemon::Start();
