@@ -614,19 +614,13 @@ TEST(JobsTest, AnEndedJobsElapsedTimeIsTheWholeSweeps) {
   ScopedEnv slow("FAKE_WORKER_RUN_MS", "40");
   TestServer server;
   pb::Tuner::Stub& stub = server.stub();
-  std::vector<pb::JobProgress> seen;
   const pb::JobProgress end =
-      WaitForJob(stub, Start(stub, SmallJob(256, 256)).job_id(), std::chrono::seconds(60), &seen);
+      WaitForJob(stub, Start(stub, SmallJob(256, 256)).job_id(), std::chrono::seconds(60));
   ASSERT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED) << end.error();
   ASSERT_GT(end.phase_seconds().at("finalists"), 0.04);  // at least one re-measuring run
+  // Before, the elapsed time was the last row's: 0.3 s here against a wall of 1.1 s.
   EXPECT_DOUBLE_EQ(end.elapsed_seconds(), end.phase_seconds().at("wall"));
   EXPECT_EQ(end.eta_seconds(), 0);
-  // The first progress counting every candidate is the last row's, before the finalists.
-  const auto last_row = std::find_if(
-      seen.begin(), seen.end(), [&](const pb::JobProgress& p) { return p.done() == end.done(); });
-  ASSERT_NE(last_row, seen.end());
-  EXPECT_GE(end.elapsed_seconds(),
-            last_row->elapsed_seconds() + end.phase_seconds().at("finalists") * 0.9);
 }
 
 TEST(JobsTest, SecondsBudgetStopsTheSweep) {
