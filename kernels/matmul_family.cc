@@ -47,87 +47,108 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"db", {0, 1}, "double-buffered shared memory with register prefetch"},
                 {"warp", {0, 1}, "warps as 4x8 blocks of thread tiles, columns spread"},
                 {"minb", {0, 1, 2}, "__launch_bounds__ minimum blocks per SM (0: none)"},
-                {"stages", {0, 2, 3, 4},
+                {"stages",
+                 {0, 2, 3, 4},
                  "cp.async shared-memory pipeline depth (0: stage through registers, see db)"},
-                {"iloop", {0, 1},
+                {"iloop",
+                 {0, 1},
                  "interior blocks run a loop of their own with pointer-stepped loads (db=1)"},
                 {"ptxo", {3, 1}, "ptxas optimization level (-O3 default, -O1)"},
-                {"splitk", {1, 2, 4, 8, 16},
+                {"splitk",
+                 {1, 2, 4, 8, 16},
                  "K splits per C tile, summed in split order (for grids too small to fill the "
                  "GPU)"},
                 // Added in space v8: configurations recorded before have none (sk=0).
-                {"sk", {0, 1, 2},
+                {"sk",
+                 {0, 1, 2},
                  "stream-K: persistent blocks per SM, each an equal share of every tile's K "
                  "steps (0: one block per C tile)",
                  /*absent=*/0},
             },
             {
                 {"bm % tm == 0 and bn % tn == 0",
+                 {"bm", "bn", "tm", "tn"},
                  [](const Params& p) {
                    return Get(p, "bm") % Get(p, "tm") == 0 && Get(p, "bn") % Get(p, "tn") == 0;
                  }},
                 {"tm x tn <= 128 accumulators per thread (more spill)",
+                 {"tm", "tn"},
                  [](const Params& p) { return Get(p, "tm") * Get(p, "tn") <= 128; }},
-                {"128-accumulator thread tiles (tm x tn = 128): bk=8, at most 256 threads, minb <= 1 "
+                {"128-accumulator thread tiles (tm x tn = 128): bk=8, at most 256 threads, minb <= "
+                 "1 "
                  "(bk=16 needs more than 255 registers)",
+                 {"bm", "bn", "bk", "tm", "tn", "minb"},
                  [](const Params& p) {
                    return Get(p, "tm") * Get(p, "tn") < 128 ||
                           (Get(p, "bk") == 8 && Threads(p) <= 256 && Get(p, "minb") <= 1);
                  }},
                 {"minb=1 only for 128-accumulator thread tiles (elsewhere minb 0 or 2 covers it)",
+                 {"tm", "tn", "minb"},
                  [](const Params& p) {
                    return Get(p, "minb") != 1 || Get(p, "tm") * Get(p, "tn") == 128;
                  }},
                 {"16-wide thread tiles (tm or tn = 16) with warp tiling (warp=1)",
+                 {"tm", "tn", "warp"},
                  [](const Params& p) {
                    return (Get(p, "tm") < 16 && Get(p, "tn") < 16) || Get(p, "warp") == 1;
                  }},
                 {"tm and tn are both 1 or both at least 4",
+                 {"tm", "tn"},
                  [](const Params& p) { return (Get(p, "tm") == 1) == (Get(p, "tn") == 1); }},
                 {"1x1 thread tiles only in the seed's 32x32x32 block tile",
+                 {"bm", "bn", "bk", "tm", "tn"},
                  [](const Params& p) {
                    return RegisterTiled(p) ||
                           (Get(p, "bm") == 32 && Get(p, "bn") == 32 && Get(p, "bk") == 32);
                  }},
                 {"register-tiled blocks have 128, 256 or 512 threads",
+                 {"bm", "bn", "tm", "tn"},
                  [](const Params& p) {
                    const int64_t t = Threads(p);
                    return !RegisterTiled(p) || t == 128 || t == 256 || t == 512;
                  }},
                 {"register-tiled blocks are at most twice as tall as wide or wide as tall",
+                 {"bm", "bn", "tm", "tn"},
                  [](const Params& p) {
                    return !RegisterTiled(p) ||
                           (Get(p, "bm") <= 2 * Get(p, "bn") && Get(p, "bn") <= 2 * Get(p, "bm"));
                  }},
                 {"register tiles load float4 (vec=4) into a transposed A tile (at=1)",
+                 {"tm", "tn", "vec", "at"},
                  [](const Params& p) {
                    return !RegisterTiled(p) || (Get(p, "vec") == 4 && Get(p, "at") == 1);
                  }},
                 {"bk x (bm + bn) <= 4096 floats per shared-memory stage",
+                 {"bm", "bn", "bk"},
                  [](const Params& p) {
                    return Get(p, "bk") * (Get(p, "bm") + Get(p, "bn")) <= 4096;
                  }},
                 {"warp tiling (warp=1) needs whole 4x8 blocks of thread tiles",
+                 {"bm", "bn", "tm", "tn", "warp"},
                  [](const Params& p) {
                    const int64_t rows = Get(p, "bm") / Get(p, "tm");
                    const int64_t cols = Get(p, "bn") / Get(p, "tn");
                    return Get(p, "warp") == 0 || (rows % 4 == 0 && cols % 8 == 0);
                  }},
                 {"register-tiled blocks pipeline their tiles (db=1 or stages > 0)",
+                 {"tm", "tn", "db", "stages"},
                  [](const Params& p) {
                    return !RegisterTiled(p) || Get(p, "db") == 1 || Get(p, "stages") > 0;
                  }},
                 {"cp.async stages (stages > 0) with db=0, pad=4 and tm x tn >= 32",
+                 {"tm", "tn", "pad", "db", "stages"},
                  [](const Params& p) {
                    return Get(p, "stages") == 0 ||
                           (Get(p, "db") == 0 && Get(p, "pad") == 4 &&
                            Get(p, "tm") * Get(p, "tn") >= 32);
                  }},
                 {"minb x threads <= 512 (more caps registers below 128 per thread)",
+                 {"bm", "bn", "tm", "tn", "minb"},
                  [](const Params& p) { return Get(p, "minb") * Threads(p) <= 512; }},
                 // H200, kernel-notes.md: +3.5% at 4096^3 and 8192^3 for the 128x256, 16x8 winner
                 // with ptxo=1; 20% slower on the 64x64x32, 8x4 tile that wins 8192x64x8192.
                 {"iloop=1 only with db=1 and tm x tn >= 64 (slower on smaller thread tiles)",
+                 {"tm", "tn", "db", "iloop"},
                  [](const Params& p) {
                    return Get(p, "iloop") == 0 ||
                           (Get(p, "db") == 1 && Get(p, "tm") * Get(p, "tn") >= 64);
@@ -135,6 +156,7 @@ class MatmulFamilyImpl final : public KernelFamily {
                 // -O1 keeps the interior loop's global loads at its top, where -O3 sinks them
                 // past most of the FFMAs (SASS); in the one-loop kernel it gained 0.6%.
                 {"ptxo=1 only with iloop=1",
+                 {"iloop", "ptxo"},
                  [](const Params& p) { return Get(p, "ptxo") == 3 || Get(p, "iloop") == 1; }},
                 // Split-K pays where a shape has fewer C tiles than the GPU has block slots
                 // (8192x64x8192: 128 tiles of 64x64); it is the small tiles such shapes use. 32x64
@@ -152,6 +174,7 @@ class MatmulFamilyImpl final : public KernelFamily {
                 {"splitk > 1 only with db=1, stages=0 and pad=4, on block tiles of 32x64 to "
                  "64x128 with bk >= 16 (16 splits up to 64x64), or 128x128 tiles of tm x tn >= 64 "
                  "with minb <= 1 and at most 8 splits, but for the 8x16 interior loop",
+                 {"bm", "bn", "bk", "tm", "tn", "pad", "db", "minb", "stages", "iloop", "splitk"},
                  [](const Params& p) {
                    const int64_t area = Get(p, "bm") * Get(p, "bn");
                    const int64_t splitk = Get(p, "splitk");
@@ -172,6 +195,7 @@ class MatmulFamilyImpl final : public KernelFamily {
                 // 264 block slots) and fills under-filled ones by sharing K steps:
                 // bench/results/kernel-notes.md, session 10.
                 {"sk > 0 only with db=1, stages=0, splitk=1, pad=4, warp=1 and tm x tn >= 32",
+                 {"tm", "tn", "pad", "db", "warp", "stages", "splitk", "sk"},
                  [](const Params& p) {
                    return Get(p, "sk") == 0 ||
                           (Get(p, "db") == 1 && Get(p, "stages") == 0 && Get(p, "splitk") == 1 &&

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <set>
-#include <thread>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -140,60 +139,69 @@ absl::StatusOr<Space> Space::Narrow(
 
 namespace {
 
-// The valid indices in [begin, end): one Params advanced like an odometer (the last parameter is
-// the lowest digit, as in At), so the walk allocates nothing per combination.
-std::vector<uint64_t> ValidIndices(const Space& space, uint64_t begin, uint64_t end) {
-  std::vector<uint64_t> valid;
-  const std::vector<Parameter>& parameters = space.parameters();
-  Params params = space.At(begin);
-  std::vector<int64_t*> slots;
-  for (const Parameter& parameter : parameters) slots.push_back(&params[parameter.name]);
-  std::vector<size_t> digits(parameters.size(), 0);
-  for (size_t i = parameters.size(), rest = begin; i-- > 0;) {
-    digits[i] = rest % parameters[i].values.size();
-    rest /= parameters[i].values.size();
-  }
-  for (uint64_t index = begin; index < end; ++index) {
-    if (!space.Violation(params)) valid.push_back(index);
-    for (size_t i = parameters.size(); i-- > 0;) {
-      const std::vector<int64_t>& values = parameters[i].values;
-      if (++digits[i] < values.size()) {
-        *slots[i] = values[digits[i]];
-        break;
+// The depth-first walk of ForEachValid: parameter `depth` takes each of its values in order (the
+// first parameter varies slowest, so candidates come in index order), and a branch ends at the
+// first constraint due at that depth that fails.
+class ValidWalk {
+ public:
+  ValidWalk(const Space& space, const std::function<void(uint64_t, const Params&)>& fn)
+      : space_(space), fn_(fn), params_(space.At(0)), due_(space.parameters().size()) {
+    const std::vector<Parameter>& parameters = space.parameters();
+    std::map<std::string_view, size_t> position;
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      position[parameters[i].name] = i;
+      slots_.push_back(&params_[parameters[i].name]);
+    }
+    stride_.assign(parameters.size(), 1);
+    for (size_t i = parameters.size() - 1; i-- > 0;) {
+      stride_[i] = stride_[i + 1] * parameters[i + 1].values.size();
+    }
+    // A constraint is due once the last parameter it reads is set; one that names no parameter
+    // of the space, or none at all, once all of them are.
+    for (const Constraint& constraint : space.constraints()) {
+      size_t last = constraint.reads.empty() ? parameters.size() - 1 : 0;
+      for (const std::string& name : constraint.reads) {
+        auto found = position.find(name);
+        last = std::max(last, found == position.end() ? parameters.size() - 1 : found->second);
       }
-      digits[i] = 0;
-      *slots[i] = values[0];
+      due_[last].push_back(&constraint);
     }
   }
-  return valid;
-}
+
+  void Visit(size_t depth, uint64_t index) {
+    const std::vector<int64_t>& values = space_.parameters()[depth].values;
+    const bool last = depth + 1 == slots_.size();
+    for (size_t k = 0; k < values.size(); ++k) {
+      *slots_[depth] = values[k];
+      if (!Holds(due_[depth])) continue;
+      const uint64_t at = index + k * stride_[depth];
+      if (!last) {
+        Visit(depth + 1, at);
+      } else if (!space_.Violation(params_)) {  // every rule again, whatever `reads` said
+        fn_(at, params_);
+      }
+    }
+  }
+
+ private:
+  bool Holds(const std::vector<const Constraint*>& constraints) const {
+    return std::all_of(constraints.begin(), constraints.end(),
+                       [&](const Constraint* c) { return c->holds(params_); });
+  }
+
+  const Space& space_;
+  const std::function<void(uint64_t, const Params&)>& fn_;
+  Params params_;                // a parameter not yet set holds the value it held last
+  std::vector<int64_t*> slots_;  // params_' value of each parameter, in order
+  std::vector<uint64_t> stride_;
+  std::vector<std::vector<const Constraint*>> due_;  // by the depth they can be checked at
+};
 
 }  // namespace
 
 void Space::ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const {
-  const uint64_t size = CartesianSize();
-  if (size == 0) return;
-  // Large spaces (matmul's: 17.7 million combinations, 1822 valid) are walked in slices on
-  // several threads; fn still sees the valid candidates in index order, on this thread.
-  constexpr uint64_t kSlice = uint64_t{1} << 20;
-  const uint64_t threads =
-      std::clamp<uint64_t>(std::min<uint64_t>(std::thread::hardware_concurrency(), 16), 1,
-                           (size + kSlice - 1) / kSlice);
-  std::vector<std::vector<uint64_t>> valid(threads);
-  if (threads == 1) {
-    valid[0] = ValidIndices(*this, 0, size);
-  } else {
-    std::vector<std::thread> workers;
-    for (uint64_t t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        valid[t] = ValidIndices(*this, size * t / threads, size * (t + 1) / threads);
-      });
-    }
-    for (std::thread& worker : workers) worker.join();
-  }
-  for (const std::vector<uint64_t>& slice : valid) {
-    for (uint64_t index : slice) fn(index, At(index));
-  }
+  if (CartesianSize() == 0) return;
+  ValidWalk(*this, fn).Visit(0, 0);
 }
 
 }  // namespace cutune::kernels

@@ -32,29 +32,36 @@ class TransposeFamilyImpl final : public KernelFamily {
                 {"rows", {1, 2, 4, 8, 16, 32}, "block rows; each thread moves tile/rows rows"},
                 {"vec", {1, 2, 4}, "elements per global load/store (float2/float4 when aligned)"},
                 {"pad", {0, 1}, "extra shared-memory column per tile row (bank conflicts)"},
-                {"swizzle", {0, 1, 2},
+                {"swizzle",
+                 {0, 1, 2},
                  "1: XOR-swizzled shared-memory columns instead of padding; 2: 4x4 register "
                  "transposes, float4 shared-memory accesses swizzled at 16 bytes"},
                 {"minb", {0, 2, 4}, "__launch_bounds__ minimum blocks per SM (0: none)"},
             },
             {
                 {"tile % rows == 0",
+                 {"tile", "rows"},
                  [](const Params& p) { return Get(p, "tile") % Get(p, "rows") == 0; }},
                 {"tile % vec == 0",
+                 {"tile", "vec"},
                  [](const Params& p) { return Get(p, "tile") % Get(p, "vec") == 0; }},
                 {"pad and swizzle exclude each other",
+                 {"pad", "swizzle"},
                  [](const Params& p) { return Get(p, "pad") == 0 || Get(p, "swizzle") == 0; }},
                 {"the naive kernel (smem=0) has vec=1, pad=0, swizzle=0",
+                 {"smem", "vec", "pad", "swizzle"},
                  [](const Params& p) {
                    return Get(p, "smem") != 0 ||
                           (Get(p, "vec") == 1 && Get(p, "pad") == 0 && Get(p, "swizzle") == 0);
                  }},
                 {"swizzle=2 needs vec=4 and tile/rows a multiple of 4",
+                 {"tile", "rows", "vec", "swizzle"},
                  [](const Params& p) {
                    return Get(p, "swizzle") != 2 ||
                           (Get(p, "vec") == 4 && (Get(p, "tile") / Get(p, "rows")) % 4 == 0);
                  }},
                 {"threads per block (tile/vec x rows) between 32 and 1024",
+                 {"tile", "rows", "vec"},
                  [](const Params& p) { return Threads(p) >= 32 && Threads(p) <= 1024; }},
             }) {}
 

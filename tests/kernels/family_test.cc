@@ -133,6 +133,32 @@ TEST(ShapeDefinesTest, MatmulMisalignedRowsBuildTheScalarFastPath) {
               ::testing::IsEmpty());
 }
 
+// Each constraint's `reads` names every parameter it reads: the walk that checks a rule as soon
+// as its reads are set finds the candidates a check of every combination finds (all 17.7
+// million of matmul's, as an odometer: the last parameter the fastest digit).
+TEST(DefaultSpaceTest, ConstraintsReadOnlyTheParametersTheyName) {
+  for (const KernelFamily* family : AllFamilies()) {
+    const Space& space = family->default_space();
+    const std::vector<Parameter>& parameters = space.parameters();
+    Params params = space.At(0);
+    std::vector<size_t> digits(parameters.size(), 0);
+    std::vector<uint64_t> every;
+    for (uint64_t index = 0; index < space.CartesianSize(); ++index) {
+      if (!space.Violation(params)) every.push_back(index);
+      for (size_t i = parameters.size(); i-- > 0;) {
+        const std::vector<int64_t>& values = parameters[i].values;
+        const bool carry = ++digits[i] == values.size();
+        if (carry) digits[i] = 0;
+        params[parameters[i].name] = values[digits[i]];
+        if (!carry) break;
+      }
+    }
+    std::vector<uint64_t> walked;
+    space.ForEachValid([&](uint64_t index, const Params&) { walked.push_back(index); });
+    EXPECT_EQ(walked, every) << family->name();
+  }
+}
+
 TEST(DefaultSpaceTest, HoldsTheConfigurationsThePerformanceTargetsNeed) {
   const Params transpose = {{"smem", 1}, {"tile", 64}, {"rows", 16}, {"vec", 4},
                             {"pad", 0},  {"swizzle", 1}, {"minb", 0}};

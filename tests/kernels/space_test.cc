@@ -17,8 +17,11 @@ using ::testing::Optional;
 
 Space SmallSpace() {
   return Space({{"a", {1, 2, 3}, ""}, {"b", {10, 20}, ""}, {"c", {5, 6, 7, 8}, ""}},
-               {{"a + c is even", [](const Params& p) { return (p.at("a") + p.at("c")) % 2 == 0; }},
+               {{"a + c is even",
+                 {"a", "c"},
+                 [](const Params& p) { return (p.at("a") + p.at("c")) % 2 == 0; }},
                 {"b != 20 when a == 3",
+                 {},  // checked once every parameter is set
                  [](const Params& p) { return !(p.at("a") == 3 && p.at("b") == 20); }}});
 }
 
@@ -98,8 +101,9 @@ TEST(SpaceTest, GivenCandidatesAreCompletedAndKeptOnce) {
 // A constraint that divides, like the families' (tile % vec == 0).
 Space DividingSpace() {
   return Space({{"tile", {16, 32}, ""}, {"vec", {1, 2, 4}, ""}, {"pad", {0, 1}, ""}},
-               {{"tile % vec == 0",
-                 [](const Params& p) { return p.at("tile") % p.at("vec") == 0; }}});
+               {{"tile % vec == 0", {"tile", "vec"}, [](const Params& p) {
+                   return p.at("tile") % p.at("vec") == 0;
+                 }}});
 }
 
 TEST(SpaceTest, NonStrictCheckStillRefusesValuesAConstraintCouldDivideBy) {
@@ -167,6 +171,45 @@ TEST(SpaceTest, ForEachValidVisitsValidCandidatesInIndexOrder) {
   EXPECT_EQ(indices.size(), expected);
   EXPECT_EQ(indices.size(), 10u);  // a=1,2: 2 of 4 c values x 2 b; a=3: 2 c values x b=10
   EXPECT_TRUE(std::is_sorted(indices.begin(), indices.end()));
+}
+
+// The walk checks a rule once the parameters it reads are set, and never looks at the
+// combinations of later parameters that the rule rules out.
+TEST(SpaceTest, ForEachValidChecksARuleOnceItsParametersAreSet) {
+  int checks = 0;
+  std::vector<Parameter> parameters = {{"first", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, ""}};
+  std::vector<Constraint> constraints = {{"first == 9", {"first"}, [&](const Params& p) {
+                                            ++checks;
+                                            return p.at("first") == 9;
+                                          }}};
+  for (int i = 0; i < 20; ++i) {
+    const std::string name = "p" + std::to_string(i);
+    parameters.push_back({name, {0, 1}, ""});
+    constraints.push_back({name + " == 0", {name}, [&checks, name](const Params& p) {
+                             ++checks;
+                             return p.at(name) == 0;
+                           }});
+  }
+  const Space space(parameters, constraints);
+  ASSERT_EQ(space.CartesianSize(), uint64_t{10} << 20);
+  std::vector<uint64_t> valid;
+  space.ForEachValid([&](uint64_t index, const Params&) { valid.push_back(index); });
+  EXPECT_EQ(valid, std::vector<uint64_t>{uint64_t{9} << 20});
+  // 10 values of the first, 2 of each later one on the only branch left, every rule once more
+  // for the candidate: 71, where checking every combination takes over ten million.
+  EXPECT_EQ(checks, 10 + 2 * 20 + 21);
+}
+
+// A rule whose `reads` leave out a parameter it reads is checked early against whatever value that
+// parameter holds then: it can lose valid candidates (DefaultSpaceTest guards the built-in spaces
+// against it), but the check before fn keeps out every invalid one.
+TEST(SpaceTest, ForEachValidNeverAdmitsWhatARuleWithMissingReadsBreaks) {
+  const Space space({{"a", {1, 2}, ""}, {"b", {1, 2}, ""}},
+                    {{"a != b", {"a"}, [](const Params& p) { return p.at("a") != p.at("b"); }}});
+  std::vector<Params> seen;
+  space.ForEachValid([&](uint64_t, const Params& params) { seen.push_back(params); });
+  // a=1 was judged with b=1 (a=1, b=2 lost); a=2 with b=1, and a=2, b=2 refused before fn.
+  EXPECT_EQ(seen, (std::vector<Params>{{{"a", 2}, {"b", 1}}}));
 }
 
 }  // namespace
