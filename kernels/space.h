@@ -75,7 +75,7 @@ class Space {
 
   // Calls fn for every valid candidate, in index order, without storing the space: a depth-first
   // walk over the parameters in order that checks each constraint once its `reads` are set
-  // (matmul's 17.7 million combinations in a few thousand checks), and every constraint again
+  // (matmul's 17.7 million combinations in 59 thousand checks), and every constraint again
   // before fn sees a candidate. Constraints must be pure.
   void ForEachValid(const std::function<void(uint64_t index, const Params&)>& fn) const;
 
