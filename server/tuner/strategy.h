@@ -64,7 +64,8 @@ absl::StatusOr<std::unique_ptr<Search>> MakeSearch(const kernels::Space& space,
                                                    const std::vector<Params>& start = {});
 
 // A space's valid candidates in index order, and how many combinations break a constraint:
-// enumerated once (matmul's 4.7 million combinations take seconds) and shared by many searches.
+// enumerated once (matmul's 1822 of 17.7 million combinations: tens of milliseconds) and shared
+// by many searches.
 struct ValidCandidates {
   std::vector<Params> candidates;
   int64_t invalid = 0;
