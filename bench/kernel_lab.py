@@ -13,7 +13,9 @@ with `__restrict__` defined away, so the input is read with plain `ld.global` in
 read-only path (`ld.global.nc`) NVVM picks for a const restrict pointer; `tex=1|2` passes a 1-D
 linear (float4 texels with vec=4) or 2-D pitched texture object over the input in place of its
 pointer (bench/lab/transpose_tex.cu). `sk=S` (with --src bench/lab/matmul_streamk.cu) launches the
-stream-K grid, S blocks per SM.
+stream-K grid, S blocks per SM. `cluster=C` (with --src of bench/lab/session33/cluster.patch's
+matmul, compiled with clusters of C blocks) launches exactly `splitk` splits a tile, with at least
+BM*BN floats of dynamic shared memory.
 
   python3 bench/kernel_lab.py transpose 16384x16384 "tile=64,rows=8,vec=4,swizzle=2,minb=4" ...
   python3 bench/kernel_lab.py matmul 4096x4096x4096 "bm=128,bn=128,..." --src my_matmul.cu
@@ -169,6 +171,9 @@ class Matmul:
         tiles = math.ceil(self.m / bm) * math.ceil(self.n / bn)
         # as the family's Geometry: at most one split per K step, none past 65536 tiles
         splitk = 1 if tiles > 65536 else max(1, min(p.get("splitk", 1), math.ceil(self.k / bk)))
+        if p.get("cluster", 0):  # lab: clusters of splits (exactly splitk), each block's
+            splitk = p["splitk"]  # partial tile in its shared memory
+            smem = max(smem, bm * bn * 4)
         if smem > 48 * 1024:
             fn.max_dynamic_shared_size_bytes = smem
         grid = (tiles * splitk, 1, 1)
