@@ -36,7 +36,9 @@
 //                        the last column rather than its end (its first columns stay where they
 //                        are stored; the rest read on into the next row, never the last: the K
 //                        step holding B's last row is a checked one), and N must be at least 4.
-//                        A module of either class is right at any shape.
+//                        A module of either class is right at any shape. In the CT_SCALAR_B
+//                        class (C's rows misaligned too) warp-tiled modules store the tiles
+//                        no other block adds to through shared memory (StoreTileStaged).
 //   CT_SPLITK            K splits per C tile (db=1 path only): each split multiplies a range of
 //                        whole BK steps and stores its partial tile in module memory
 //                        (CT_PARTIALS floats); the split that arrives last (a per-tile counter,
@@ -909,6 +911,60 @@ __device__ __forceinline__ void StoreTile(float* __restrict__ C, int M, int N, i
   }
 }
 
+// C's rows are misaligned (N % 4 != 0: the class built with CT_SCALAR_B) wherever a warp-tiled
+// module spreads its columns: there StoreTile writes each float4 group as four scalar stores, 4
+// bytes of every 16 a warp store, four instructions for each sector (Nsight Compute on an H100,
+// kernel-notes.md, session 29: 7.1 bytes written a sector, 4x the store wavefronts, and the
+// kernel 11-16% slower than at N % 4 == 0). Stores that do not add into C go through shared
+// memory instead (the stages the main loop is done with), so that each store writes 32
+// consecutive floats of a row. The aligned class compiles as before.
+constexpr int kSmemFloats = (kStages > 0 ? kStages : kDoubleBuffer ? 2 : 1) * kStageElems;
+constexpr bool kStagedC = kSpread && kScalarB && kThreads * 4 <= kSmemFloats;
+
+// acc -> C through shared memory (kStagedC), one thread row and float4 group at a time: warp w's
+// 4 thread rows (lanes 8r .. 8r+7 in row r) hold 32 consecutive columns of group g, which the
+// warp writes to its own 4 x 32 floats of `smem` and stores back one row an instruction, lane l
+// column l. Every thread of the block calls it (two block barriers: the main loop's last reads of
+// `smem` before, the next tile's main loop after).
+__device__ __forceinline__ void StoreTileStaged(float* __restrict__ C, int M, int N, int m0, int n0,
+                                                int tid, int trow, int tcol,
+                                                const Accumulators& acc, float* smem) {
+  const int lane = tid % 32;
+  float* const rows = smem + (tid / 32) * 128;  // this warp's 4 x 32 floats
+  const int r = lane / 8;                        // this thread's row of the 4 (trow % 4)
+  const int warp_row0 = trow - r;                // the warp's first thread row
+  const int warp_col0 = tcol - lane % 8;         // the warp's first thread column (of 8)
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTN; j += 4) {
+      *reinterpret_cast<float4*>(rows + r * 32 + (lane % 8) * 4) =
+          make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+      __syncwarp();
+      const int gn = n0 + ThreadCol(warp_col0, j) + lane;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int gm = m0 + (warp_row0 + q) * kTM + i;
+        if (gm < M && gn < N) C[static_cast<long long>(gm) * N + gn] = rows[q * 32 + lane];
+      }
+      __syncwarp();
+    }
+  }
+  __syncthreads();
+}
+
+// The epilogue of a tile no other block adds to: StoreTile, or StoreTileStaged in its class.
+__device__ __forceinline__ void StoreWholeTile(float* __restrict__ C, int M, int N, int m0, int n0,
+                                               int tid, int trow, int tcol,
+                                               const Accumulators& acc, float* smem) {
+  if constexpr (kStagedC) {
+    StoreTileStaged(C, M, N, m0, n0, tid, trow, tcol, acc, smem);
+  } else {
+    StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
+  }
+}
+
 #if CT_SPLITK > 1 || CT_SK > 0
 // The turn counter's accesses: an acquire load and a release store at GPU scope.
 __device__ __forceinline__ unsigned int LoadAcquire(const unsigned int* p) {
@@ -982,7 +1038,7 @@ __device__ __forceinline__ void SetAccChunk(Accumulators& acc, int c, const floa
 // splits add into C in turn (SplitKStoreTile).
 __device__ __forceinline__ void SplitKEpilogue(float* __restrict__ C, int M, int N, int m0, int n0,
                                                int tid, int trow, int tcol, const TileSplit& ts,
-                                               Accumulators& acc) {
+                                               Accumulators& acc, float* smem) {
   const bool fits = static_cast<long long>(gridDim.x) * (kBM * kBN) <= CT_PARTIALS;
   if (ts.splits == 1 || !fits) {
     SplitKStoreTile(C, M, N, m0, n0, tid, trow, tcol, ts, acc);
@@ -1019,7 +1075,7 @@ __device__ __forceinline__ void SplitKEpilogue(float* __restrict__ C, int M, int
       }
     }
   }
-  StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
+  StoreWholeTile(C, M, N, m0, n0, tid, trow, tcol, acc, smem);
 }
 #endif
 
@@ -1049,9 +1105,9 @@ __device__ __forceinline__ void StreamKStoreTile(float* __restrict__ C, int M, i
                                                  int tid, int trow, int tcol,
                                                  const StepRange& range, int steps,
                                                  long long tile_first, long long total,
-                                                 const Accumulators& acc) {
+                                                 const Accumulators& acc, float* smem) {
   if (range.begin == 0 && range.end == steps) {
-    StoreTile(C, M, N, m0, n0, trow, tcol, /*accumulate=*/false, acc);
+    StoreWholeTile(C, M, N, m0, n0, tid, trow, tcol, acc, smem);
     return;
   }
   const unsigned int head = BlockOfIteration(tile_first, total);
@@ -1093,7 +1149,7 @@ __device__ __forceinline__ void StreamKTiles(const float* __restrict__ A,
     ZeroAccumulators(acc);
     PipelinedMainLoop(t, range, smem, acc);
     StreamKStoreTile(C, M, N, m0, n0, tid, thread.row, thread.col, range, steps, tile_first, total,
-                     acc);
+                     acc, smem);
     end = first;
   }
 }
@@ -1133,9 +1189,9 @@ extern "C" __global__ void CT_BOUNDS cutune_kernel(const float* __restrict__ A,
 
   // The turn counters exist only in split-K modules.
 #if CT_SPLITK > 1
-  SplitKEpilogue(C, M, N, m0, n0, tid, thread.row, thread.col, ts, acc);
+  SplitKEpilogue(C, M, N, m0, n0, tid, thread.row, thread.col, ts, acc, smem);
 #else
-  StoreTile(C, M, N, m0, n0, thread.row, thread.col, /*accumulate=*/false, acc);
+  StoreWholeTile(C, M, N, m0, n0, tid, thread.row, thread.col, acc, smem);
 #endif
 #endif  // CT_SK
 }
