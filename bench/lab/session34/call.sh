@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 34's device calls (bundle .gpu: cutuned, cutune, cutune-worker, tuner_gpu_test of this
-# tree, and nvrtc-cache.tar.xz, the compile cache of every matmul candidate in the three alignment
-# classes the grid's shapes build, filled here without a GPU).
+# tree, and nvrtc-cache.tar.xz, the compile cache of every matmul candidate in the alignment
+# classes the grid's shapes build (aligned, both misaligned), filled here without a GPU).
 #   bench/lab/session34/call.sh OUT_DIR first   staged.sh (the staged C stores checked and timed
 #       against the scalar ones, about 60 s), then the matmul grid (tables/README.md) with the
 #       cache, until 570 s
