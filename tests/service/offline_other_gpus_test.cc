@@ -135,9 +135,10 @@ TEST_F(OtherGpusTest, AnotherHopperStartsFromTheH200sPortfolio) {
 
 // On an H100's recorded full sweeps (bench/data/h100: every candidate of space v9 measured at
 // 13 shapes outside the grid, 2026-12-05), replayed: quick started as a daemon holding only the
-// shipped table starts it on an H100 lands within 2% of each recording's best (it found the best
-// itself at 11 of 13) in under an eighth of the evaluations. From the baseline alone, as before
-// the same-architecture start, the descent stopped 110-488% from the best.
+// shipped table starts it on an H100 lands within 2% of each recording's best (5% in the class
+// whose C stores changed since; with v9's table it found the best itself at 11 of 13) in under
+// an eighth of the evaluations. From the baseline alone, as before the same-architecture start,
+// the descent stopped 110-488% from the best.
 TEST_F(OtherGpusTest, QuickFromTheH200sStartFindsTheH100sRecordedBest) {
   const kernels::Space& space = matmul_.default_space();
   const tuner::ValidCandidates valid = tuner::EnumerateValid(space);
@@ -154,7 +155,12 @@ TEST_F(OtherGpusTest, QuickFromTheH200sStartFindsTheH100sRecordedBest) {
     auto run = tuner::Replay(space, held, *recorded, "quick", 1, 0, 32, Start(h100_, *shape));
     ASSERT_TRUE(run.ok()) << run.status();
     ASSERT_TRUE(run->best_us.has_value()) << stem;
-    EXPECT_LE(*run->best_us / *recorded->best_us, 1.02) << stem;
+    // The recordings are of source c2108cfd. In the class whose C rows are misaligned (N % 4)
+    // source b7c38814 stores C through shared memory, up to 10% faster for the wide tiles the
+    // H200's start now leads with and unchanged for others, so the recorded landscape misranks
+    // them: 6000x250x6000 lands 4.4% from its recorded best (within 2% from v9's table).
+    const double bound = (*shape)[1] % 4 != 0 ? 1.05 : 1.02;
+    EXPECT_LE(*run->best_us / *recorded->best_us, bound) << stem;
     EXPECT_LE(run->evaluations, static_cast<int64_t>(held.candidates.size() / 8)) << stem;
   }
   EXPECT_GE(recordings, 13);
