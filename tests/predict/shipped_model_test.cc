@@ -41,19 +41,18 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
                                      service::ImportRules(store::MergePolicy::kKeepFaster));
   ASSERT_TRUE(imported.ok()) << imported.status();
   // The bounds sit a little under the recorded figures: matmul 99.9% / 93.1% / 81.0% on the grid
-  // re-tuned for space v10 (section 31: its worst, 16x4096x4096, is won by a 32x128 tile split 8
-  // ways, 7% faster than v9's winner, and held out no member of the portfolio built without it
-  // comes within 12%: 99.3% on v9's table, where its winner was a 32x64 tile), 99.5% /
-  // 92.8% / 84.0% for space v9 (bench/results/unseen-shapes.md section 23; 100.0% / 93.7% / 84.0%
-  // on the v8 table it replaced, whose held-out picks moved both ways by a re-tune's noise: 7 of
-  // 124 shapes under 90% then, 8 of 128 now, the worst the same), transpose 99.9% / 96.2% / 91.1%.
-  // Portfolios cover each shape three times since section 22 (before, on the v8 table, 100.0% /
-  // 92.0% / 82.0%). The matmul worst is 512x256x128, a launch-bound shape where the cost fits
-  // rank members a microsecond apart (section 17). Matmul picks by each member's cost model
-  // (occupancy-aware waves, split-K and stream-K hand-overs) since section 14; before, by the
-  // neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on the v8 table, whose split-K and
-  // stream-K winners the neighbours could not tell apart. Before the grid held small problems
-  // matmul's worst was 51%.
+  // re-tuned for space v10 (bench/results/unseen-shapes.md section 31), 99.5% / 92.8% / 84.0% for
+  // space v9 (section 23; 100.0% / 93.7% / 84.0% on the v8 table it replaced, whose held-out
+  // picks moved both ways by a re-tune's noise), transpose 99.9% / 96.2% / 91.1%. Portfolios
+  // cover each shape three times since section 22 (before, on the v8 table, 100.0% / 92.0% /
+  // 82.0%). The matmul worst is 16x4096x4096, won by a 32x128 tile split 8 ways that no other
+  // grid shape picks: held out, no member of the portfolio built without it comes within 12%
+  // (99.3% on v9's table, where a 32x64 tile won it). Next come launch-bound shapes such as
+  // 512x256x128 (84.0%), where the cost fits rank members a microsecond apart (section 17). Matmul
+  // picks by each member's cost model (occupancy-aware waves, split-K and stream-K hand-overs)
+  // since section 14; before, by the neighbours' slowdowns alone: 96.6% / 86.6% / 65.6% on the v8
+  // table, whose split-K and stream-K winners the neighbours could not tell apart. Before the grid
+  // held small problems matmul's worst was 51%.
   const std::map<std::string, Figures> bounds = {{"matmul", {0.98, 0.92, 0.80}},
                                                  {"transpose", {0.99, 0.94, 0.90}}};
   size_t checked = 0;
