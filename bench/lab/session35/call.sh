@@ -3,8 +3,9 @@
 # 78183fd; nvrtc-cache.tar.xz, the compile cache of the grid's alignment classes for source
 # b7c38814; grid-rows.json.xz, session 34's H200 grid rows).
 #   call.sh OUT noise   the 32 members of the H200 table timed three times (shuffled, each round a
-#       sweep of its own) at seven launch-bound grid shapes: how far apart two timings of one
-#       configuration are, against the microsecond the held-out picks miss by (~60 s)
+#       sweep of its own) at seven launch-bound grid shapes, with an idle start and then a held
+#       one (executor.h, Time): how far apart two timings of one configuration are, against the
+#       microsecond the held-out picks miss by (~2 x 60 s)
 #   call.sh OUT h200 [SECONDS]   noise, then new-shapes.txt added to the H200 grid (--only
 #       --matrix-all --near 1, seeded with session 34's rows) until SECONDS (default 575)
 #   call.sh OUT h100 [SECONDS]   the H100's matmul grid (128 shapes, --near 1) until SECONDS
@@ -23,12 +24,17 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "$gpu, bundle $(cat .gpu/COMMIT 2>/dev/null | head -1)" | tee -a "$out/gpu.txt"
 # shellcheck disable=SC1091
 source .gpu/env.sh
+# $1: idle (CUTUNE_TIMING_IDLE_START=1: each sample's launch queued on an idle GPU, as every
+# table so far was measured) or held (the stream held until the sample is queued: the default
+# from this session on).
 noise() {
-  local dir=$out/noise
+  local how=$1 dir=$out/noise-$1
   mkdir -p "$dir"
   export CUTUNE_CACHE_DIR=/tmp/cutune-grid-cache
   mkdir -p $CUTUNE_CACHE_DIR
   [[ -n $(ls -A $CUTUNE_CACHE_DIR) ]] || python3 scripts/grid_tool.py extract .gpu/nvrtc-cache.tar.xz $CUTUNE_CACHE_DIR
+  if [[ $how == idle ]]; then export CUTUNE_TIMING_IDLE_START=1; else unset CUTUNE_TIMING_IDLE_START; fi
+  rm -f /tmp/noise.db* /tmp/noise.sock
   cutuned --db /tmp/noise.db --listen unix:/tmp/noise.sock >"$dir/cutuned.log" 2>&1 &
   local daemon=$!
   export CUTUNE_SERVER=unix:/tmp/noise.sock
@@ -38,11 +44,19 @@ noise() {
       grep -v '^#' $lab/members-h200-matmul.txt | shuf --random-source=<(yes $round) >/tmp/members.txt
       cutune sweep matmul --shape "$shape" --candidates /tmp/members.txt --top 64 --json \
         >"$dir/r$round-$shape.json" 2>>"$dir/sweeps.log"
-      echo "round $round $shape: rc $? at $(( $(date +%s) - start )) s" | tee -a "$dir/sweeps.log"
+      echo "$how round $round $shape: rc $? at $(( $(date +%s) - start )) s" >>"$dir/sweeps.log"
     done
   done
+  tail -1 "$dir/sweeps.log"
   kill -TERM $daemon; wait $daemon
-  unset CUTUNE_SERVER
+  unset CUTUNE_SERVER CUTUNE_TIMING_IDLE_START
+}
+# tuner_gpu_test but its every-candidate test (held start is on: the worker's timing changed).
+gputest() {
+  CUTUNE_CACHE_DIR=/tmp/cutune-test-cache timeout 200 tuner_gpu_test \
+    --gtest_filter='-*EveryMatmulCandidate*' >"$out/tuner_gpu_test.log" 2>&1
+  echo "tuner_gpu_test: rc $? at $(( $(date +%s) - start )) s"
+  grep -E '^\[  FAILED|^\[  PASSED|^\[       OK|Failure' "$out/tuner_gpu_test.log" | head -20
 }
 # The two grids, each with the options it started with (a grid goes on only with the same ones);
 # $1: more gpu-grid.sh options before them (the first call's --cache).
@@ -52,8 +66,9 @@ h200_grid() {
     xz -dc .gpu/grid-rows.json.xz >/tmp/seed/grid-rows.json
     cp tables/nvidia-h200.json /tmp/seed/   # the transpose half and the v10 matmul portfolio
   fi
+  # The grid's other shapes were timed with an idle start: so are these, to compare in one matrix.
   # shellcheck disable=SC2086
-  bash scripts/gpu-grid.sh "$out" "$(left)" $1 --seed-tables /tmp/seed \
+  CUTUNE_TIMING_IDLE_START=1 bash scripts/gpu-grid.sh "$out" "$(left)" $1 --seed-tables /tmp/seed \
     --only $lab/new-shapes.txt --matrix-all --near 1
 }
 h100_grid() {
@@ -62,10 +77,10 @@ h100_grid() {
   bash scripts/gpu-grid.sh "$out" "$(left)" $1 --only /tmp/h100-matmul.txt --near 1
 }
 case $mode in
-  noise) noise ;;
-  h200) noise; h200_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
+  noise) noise idle; noise held ;;
+  h200) gputest; noise idle; noise held; h200_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h200-grid) h200_grid "" ;;
-  h100) h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
+  h100) gputest; noise idle; noise held; h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h100-grid) h100_grid "" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
