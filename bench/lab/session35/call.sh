@@ -6,13 +6,14 @@
 #       sweep of its own) at seven launch-bound grid shapes, with an idle start and then a held
 #       one (executor.h, Time): how far apart two timings of one configuration are, against the
 #       microsecond the held-out picks miss by (~2 x 60 s)
+#   call.sh OUT check   tuner_gpu_test (but the every-candidate test), then noise
 #   call.sh OUT h200 [SECONDS]   noise, then new-shapes.txt added to the H200 grid (--only
 #       --matrix-all --near 1, seeded with session 34's rows) until SECONDS (default 575)
 #   call.sh OUT h100 [SECONDS]   the H100's matmul grid (128 shapes, --near 1) until SECONDS
 #   call.sh OUT h200-grid|h100-grid [SECONDS]   that grid again, on the same warm machine (it
 #       goes on where it stopped)
 set -uo pipefail
-usage="usage: call.sh OUT noise|h200|h200-grid|h100|h100-grid [SECONDS]"
+usage="usage: call.sh OUT noise|check|h200|h200-grid|h100|h100-grid [SECONDS]"
 out=${1:?$usage}
 mode=${2:?$usage}
 budget=${3:-575}
@@ -53,7 +54,7 @@ noise() {
 }
 # tuner_gpu_test but its every-candidate test (held start is on: the worker's timing changed).
 gputest() {
-  CUTUNE_CACHE_DIR=/tmp/cutune-test-cache timeout 200 tuner_gpu_test \
+  CUTUNE_CACHE_DIR=/tmp/cutune-test-cache timeout 150 tuner_gpu_test \
     --gtest_filter='-*EveryMatmulCandidate*' >"$out/tuner_gpu_test.log" 2>&1
   echo "tuner_gpu_test: rc $? at $(( $(date +%s) - start )) s"
   grep -E '^\[  FAILED|^\[  PASSED|^\[       OK|Failure' "$out/tuner_gpu_test.log" | head -20
@@ -78,6 +79,7 @@ h100_grid() {
 }
 case $mode in
   noise) noise idle; noise held ;;
+  check) gputest; noise idle; noise held ;;
   h200) gputest; noise idle; noise held; h200_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h200-grid) h200_grid "" ;;
   h100) gputest; noise idle; noise held; h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
