@@ -18,7 +18,10 @@
   grid_tool.py current TABLE OUT FAMILY=HASH... TABLE's winners (and sweeps) of these kernel
                                                 sources only (HASH: a prefix, as `cutune space
                                                 show FAMILY` prints it), written to OUT: a shipped
-                                                table holds no winner an older source measured
+                                                table holds no winner an older source measured;
+                                                a family whose sweeps of its source are there
+                                                loses its portfolio (rebuilt from those rows at
+                                                import: seeded cells say no source)
   grid_tool.py phases SWEEPS_DIR                where the sweeps' wall time went, per tag (quick,
                                                 matrix, ...): the GPU waiting for NVRTC, the
                                                 worker's phases, the re-measured finalists
@@ -193,7 +196,7 @@ def current(table_path, out_path, *hashes):
     wanted = dict(h.split("=", 1) for h in hashes)
     with open(table_path) as f:
         table = json.load(f)
-    kept = dropped = 0
+    kept = dropped = stale_portfolios = 0
     for device in table.get("devices", []):
         winners = []
         for w in device.get("winners", []):
@@ -208,10 +211,20 @@ def current(table_path, out_path, *hashes):
             device["sweeps"] = [sw for sw in device["sweeps"]
                                 if sw["family"] not in wanted
                                 or sw["source_hash"].startswith(wanted[sw["family"]])]
+            # A portfolio's matrix cells say no source, and an import merges a cell with the
+            # rows by the fastest: cells seeded from older tables would outlive every re-tune.
+            # Where the rows hold sweeps of the wanted source, the matrix is rebuilt from them.
+            retuned = {sw["family"] for sw in device["sweeps"] if sw["family"] in wanted}
+            if "portfolios" in device:
+                before = len(device["portfolios"])
+                device["portfolios"] = [pf for pf in device["portfolios"]
+                                        if pf["family"] not in retuned]
+                stale_portfolios += before - len(device["portfolios"])
     with open(out_path, "w") as f:
         json.dump(table, f, indent=1)
         f.write("\n")
-    print(f"kept {kept} winners, dropped {dropped} of other kernel sources", file=sys.stderr)
+    print(f"kept {kept} winners, dropped {dropped} of other kernel sources and "
+          f"{stale_portfolios} portfolios rebuilt from the rows", file=sys.stderr)
 
 
 STORE = "grid.db"

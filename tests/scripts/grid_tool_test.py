@@ -3,7 +3,8 @@
 grid winner once, and per shape at most NEAR near-winners, each within 5% of the shape's best and
 of a tiling (bm, bn, splitk, sk) that neither the winner nor an earlier pick has; missing lists
 what a shape has not measured (or measured once with a spread over 5%); winner prints a shape's
-winner, and fails for a shape without one.
+winner, and fails for a shape without one; current keeps one kernel source's winners, sweeps and
+the matrix they measured.
   grid_tool_test.py SRC"""
 import json
 import os
@@ -97,6 +98,44 @@ with tempfile.TemporaryDirectory() as tmp:
                             capture_output=True, text=True)
     if absent.returncode != 1 or "no transpose winner for 64x64" not in absent.stderr:
         failures.append(f"winner without one: rc {absent.returncode}, {absent.stderr!r}")
+
+# current: winners and sweeps of other kernel sources go; so does the portfolio of a family whose
+# rows of the wanted source are there (its matrix is rebuilt from them at import: cells seeded
+# from older tables would otherwise outlive every re-tune), while a family without such rows
+# keeps its portfolio.
+seeded = {"devices": [{
+    "winners": [
+        {"family": "matmul", "shape": [64, 64, 64], "params": p(64, 64), "source_hash": "aaaa1111"},
+        {"family": "matmul", "shape": [128, 128, 128], "params": p(64, 64),
+         "source_hash": "bbbb2222"},
+        {"family": "transpose", "shape": [64, 64], "params": {"tile": 32},
+         "source_hash": "cccc3333"},
+    ],
+    "sweeps": [
+        {"family": "matmul", "shape": [64, 64, 64], "source_hash": "aaaa1111",
+         "rows": [row(p(64, 64), 10.0)]},
+        {"family": "matmul", "shape": [128, 128, 128], "source_hash": "bbbb2222",
+         "rows": [row(p(64, 64), 19.0)]},
+    ],
+    "portfolios": [
+        {"family": "matmul", "dtype": "f32", "members": [p(64, 64)],
+         "matrix": [{"shape": [64, 64, 64], "best_us": 8.0, "times_us": [8.0]}]},
+        {"family": "transpose", "dtype": "f32", "members": [{"tile": 32}],
+         "matrix": [{"shape": [64, 64], "best_us": 1.0, "times_us": [1.0]}]},
+    ],
+}]}
+with tempfile.TemporaryDirectory() as tmp:
+    seeded_path, out_path = os.path.join(tmp, "rows.json"), os.path.join(tmp, "current.json")
+    json.dump(seeded, open(seeded_path, "w"))
+    subprocess.run(tool + ["current", seeded_path, out_path, "matmul=aaaa", "transpose=cccc"],
+                   check=True, capture_output=True, text=True)
+    device = json.load(open(out_path))["devices"][0]
+    got = (sorted((w["family"], w["source_hash"]) for w in device["winners"]),
+           [sw["source_hash"] for sw in device["sweeps"]],
+           [pf["family"] for pf in device.get("portfolios", [])])
+    want = ([("matmul", "aaaa1111"), ("transpose", "cccc3333")], ["aaaa1111"], ["transpose"])
+    if got != want:
+        failures.append(f"current: got {got}, want {want}")
 
 if failures:
     sys.exit("grid_tool_test: " + "; ".join(failures))
