@@ -101,4 +101,24 @@ $tool unpack "$tmp/grid.tgz" "$tmp/unpacked" 2>/dev/null && fail "unpacking over
 rows=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from winners').fetchone()[0])" \
   "$tmp/unpacked/grid.db") || fail "the unpacked store does not open"
 [[ $rows -ge 3 ]] || fail "the unpacked store holds $rows winners, expected 3"
+# scripts/grid-table.sh: the packed state (and its rows alone) to a table of this build's sources,
+# with the grid's two winners, each of the source this build names; a file that holds no rows is
+# refused.
+source=$("$cutune" space show transpose | sed -n 's/^source hash: \([0-9a-f]*\).*/\1/p')
+for rows in "$tmp/grid.tgz" "$tmp/out/grid-rows.json"; do
+  rm -f "$tmp/table.json"
+  bash "$src/scripts/grid-table.sh" "$rows" "Fake GPU" "$tmp/table.json" >"$tmp/table.log" 2>&1 ||
+    fail "grid-table.sh $rows failed: $(cat "$tmp/table.log")"
+  python3 - "$tmp/table.json" "$source" <<'EOF' || fail "the table from $rows lacks the winners"
+import json, sys
+devices = json.load(open(sys.argv[1]))["devices"]
+assert [d["model"] for d in devices] == ["Fake GPU"], devices
+shapes = sorted(tuple(w["shape"]) for w in devices[0]["winners"] if w["family"] == "transpose")
+assert shapes == [(64, 64), (96, 160)], shapes
+assert sys.argv[2] and all(w["source_hash"].startswith(sys.argv[2]) for w in devices[0]["winners"])
+EOF
+done
+bash "$src/scripts/grid-table.sh" "$tmp/options.before" "Fake GPU" "$tmp/bad.json" >"$tmp/bad.log" 2>&1 &&
+  fail "grid-table.sh took a file that holds no rows"
+[[ ! -e $tmp/bad.json ]] || fail "grid-table.sh wrote a table from a file that holds no rows"
 echo "tune_grid_test: ok"

@@ -10,10 +10,13 @@
 #   call.sh OUT h200 [SECONDS]   noise, then new-shapes.txt added to the H200 grid (--only
 #       --matrix-all --near 1, seeded with session 34's rows) until SECONDS (default 575)
 #   call.sh OUT h100 [SECONDS]   the H100's matmul grid (128 shapes, --near 1) until SECONDS
-#   call.sh OUT h200-grid|h100-grid [SECONDS]   that grid again, on the same warm machine (it
-#       goes on where it stopped)
+#   call.sh OUT h200-all [SECONDS]   check, then the H200's whole matmul grid (140 shapes, --near 1)
+#       re-tuned with the held start, the shipped table seeding only its transpose half and the
+#       quick phase's first portfolio (the matrix comes from this grid's rows alone)
+#   call.sh OUT h200-grid|h200-all-grid|h100-grid [SECONDS]   that grid again, on the same warm
+#       machine (it goes on where it stopped)
 set -uo pipefail
-usage="usage: call.sh OUT noise|check|h200|h200-grid|h100|h100-grid [SECONDS]"
+usage="usage: call.sh OUT noise|check|h200|h200-grid|h200-all|h200-all-grid|h100|h100-grid [SECONDS]"
 out=${1:?$usage}
 mode=${2:?$usage}
 budget=${3:-575}
@@ -72,6 +75,14 @@ h200_grid() {
   CUTUNE_TIMING_IDLE_START=1 bash scripts/gpu-grid.sh "$out" "$(left)" $1 --seed-tables /tmp/seed \
     --only $lab/new-shapes.txt --matrix-all --near 1
 }
+h200_all_grid() {
+  mkdir -p /tmp/seed-all
+  cp tables/nvidia-h200.json /tmp/seed-all/
+  awk '!/^#/ && NF { print "matmul", $1 }' tables/grid/matmul.txt >/tmp/h200-matmul.txt
+  # shellcheck disable=SC2086
+  bash scripts/gpu-grid.sh "$out" "$(left)" $1 --seed-tables /tmp/seed-all \
+    --only /tmp/h200-matmul.txt --near 1
+}
 h100_grid() {
   awk '!/^#/ && NF { print "matmul", $1 }' tables/grid/matmul.txt >/tmp/h100-matmul.txt
   # shellcheck disable=SC2086
@@ -82,6 +93,8 @@ case $mode in
   check) gputest; noise idle; noise held ;;
   h200) gputest; noise idle; noise held; h200_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h200-grid) h200_grid "" ;;
+  h200-all) gputest; noise idle; noise held; h200_all_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
+  h200-all-grid) h200_all_grid "" ;;
   h100) gputest; noise idle; noise held; h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h100-grid) h100_grid "" ;;
   *) echo "$usage" >&2; exit 2 ;;
