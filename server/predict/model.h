@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -146,6 +147,10 @@ class Model {
   const std::vector<ResourceUsage>& member_resources() const { return member_resources_; }
   double calibration() const { return calibration_; }
   const Evaluation& evaluation() const { return evaluation_; }
+  // The kernel source whose timings it learned from (the store's choice: TrainingSource; empty:
+  // not said), which a table exporting its portfolio names.
+  const std::string& source_hash() const { return source_hash_; }
+  void set_source_hash(std::string source_hash) { source_hash_ = std::move(source_hash); }
 
   // The leave-one-shape-out evaluation on its own (Train runs it): each tuned shape in turn is
   // held out, a portfolio and model are built from the rest, and the pick is timed with the
@@ -220,6 +225,7 @@ class Model {
   ModelOptions options_;
   double calibration_ = 1;
   Evaluation evaluation_;
+  std::string source_hash_;
 };
 
 }  // namespace cutune::predict

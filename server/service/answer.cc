@@ -327,6 +327,10 @@ store::EntryValidator FamilyRules() {
 store::StoreOptions StoreRules() {
   store::StoreOptions options;
   options.validator = FamilyRules();
+  options.current_source = [](std::string_view name) {
+    const kernels::KernelFamily* family = kernels::FindFamily(name);
+    return family == nullptr ? std::string() : std::string(family->source_hash());
+  };
   // Only asked about configurations and shapes the validator accepted (winners, imported
   // members), whose geometry is defined.
   options.fit = [](std::string_view name, const store::DeviceModel& device) -> predict::FitFn {

@@ -164,8 +164,37 @@ ALTER TABLE matrix_cells ADD COLUMN spill_load_bytes INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE matrix_cells ADD COLUMN constant_bytes INTEGER NOT NULL DEFAULT 0;
 )sql";
 
+// Version 7: the kernel source a matrix cell was measured with (its table's portfolio
+// "source_hash", or the source of that table's winners of the family; '': not known), so that a
+// prediction model learns from one source's timings only (store/training.h).
+// The cells of two sources of one member at one shape are two cells (the key gains the column).
+constexpr std::string_view kV6ToV7 = R"sql(
+CREATE TABLE matrix_cells_v7 (
+  device_model_id INTEGER NOT NULL REFERENCES device_models(id),
+  family TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  shape TEXT NOT NULL,
+  params TEXT NOT NULL,
+  time_us REAL NOT NULL CHECK (time_us > 0),
+  registers INTEGER NOT NULL DEFAULT 0,
+  static_shared_bytes INTEGER NOT NULL DEFAULT 0,
+  stack_bytes INTEGER NOT NULL DEFAULT 0,
+  spill_store_bytes INTEGER NOT NULL DEFAULT 0,
+  spill_load_bytes INTEGER NOT NULL DEFAULT 0,
+  constant_bytes INTEGER NOT NULL DEFAULT 0,
+  source_hash TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (device_model_id, family, dtype, shape, params, source_hash)
+);
+INSERT INTO matrix_cells_v7 (device_model_id, family, dtype, shape, params, time_us, registers,
+    static_shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes, constant_bytes)
+  SELECT device_model_id, family, dtype, shape, params, time_us, registers, static_shared_bytes,
+         stack_bytes, spill_store_bytes, spill_load_bytes, constant_bytes FROM matrix_cells;
+DROP TABLE matrix_cells;
+ALTER TABLE matrix_cells_v7 RENAME TO matrix_cells;
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5, kV5ToV6};
+constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5, kV5ToV6, kV6ToV7};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace

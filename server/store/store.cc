@@ -15,6 +15,7 @@
 #include "server/store/queries.h"
 #include "server/store/row_sql.h"
 #include "server/store/schema.h"
+#include "server/store/training_source.h"
 #include "server/store/winner_rule.h"
 
 namespace cutune::store {
@@ -238,26 +239,40 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
 
 absl::StatusOr<Store::TrainingSet> Store::GatherTrainingLocked(const WinnerIndex& index) {
   // Tuned shapes: the accepted winners, by (device model, family, dtype).
+  // Each key trains on one kernel source (TrainingSource): its winners are the tuned shapes.
   TrainingSet set;
   auto& tuned = set.tuned;
   auto& observed = set.observed;
+  std::map<ModelKey, std::vector<const Winner*>> by_key;
   for (const Winner& w : index.winners()) {
-    tuned[ModelKey{w.device.name, w.family, w.dtype}].push_back(
-        {w.shape, w.measurement.params, w.measurement.timing.median_us, w.measurement.resources});
+    by_key[ModelKey{w.device.name, w.family, w.dtype}].push_back(&w);
   }
-  // Observations: ok rows of finished sweeps and imported matrix cells, with their ptxas reports
-  // (a near-winner member's occupancy; a cell has its member's where its table carried one).
+  for (const auto& [key, winners] : by_key) {
+    const std::string current =
+        options_.current_source ? options_.current_source(key.family) : std::string();
+    const std::string& source = set.sources[key] =
+        TrainingSource(winners, current, predict::Model::kMinPredictedShapes);
+    for (const Winner* w : winners) {
+      if (w->provenance.source_hash != source) continue;
+      tuned[key].push_back({w->shape, w->measurement.params, w->measurement.timing.median_us,
+                            w->measurement.resources});
+    }
+  }
+  // Observations of that source: ok rows of finished sweeps and imported matrix cells (and
+  // cells whose table named no source), with their ptxas reports (a near-winner member's
+  // occupancy; a cell has its member's where its table carried one).
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       writer_,
       "SELECT m.name, k.family, s.dtype, s.shape, r.params, r.median_us, r.registers, "
       "r.static_shared_bytes, r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes, "
-      "r.constant_bytes FROM rows r "
+      "r.constant_bytes, k.source_hash FROM rows r "
       "JOIN sweeps s ON r.sweep_id = s.id JOIN kernels k ON s.kernel_id = k.id "
       "JOIN device_models m ON s.device_model_id = m.id "
       "WHERE r.outcome = 'ok' AND r.median_us > 0 AND s.status != 'running' "
       "UNION ALL SELECT m.name, c.family, c.dtype, c.shape, c.params, c.time_us, c.registers, "
       "c.static_shared_bytes, c.stack_bytes, c.spill_store_bytes, c.spill_load_bytes, "
-      "c.constant_bytes FROM matrix_cells c JOIN device_models m ON c.device_model_id = m.id");
+      "c.constant_bytes, c.source_hash FROM matrix_cells c "
+      "JOIN device_models m ON c.device_model_id = m.id");
   if (!stmt.ok()) return stmt.status();
   while (true) {
     absl::StatusOr<bool> row = stmt->Step();
@@ -269,6 +284,8 @@ absl::StatusOr<Store::TrainingSet> Store::GatherTrainingLocked(const WinnerIndex
     if (!dtype.ok() || !shape.ok() || !params.ok()) continue;  // not a tuned shape's member
     ModelKey key{stmt->Text(0), stmt->Text(1), *dtype};
     if (!tuned.count(key)) continue;
+    const std::string source = stmt->Text(12);
+    if (!source.empty() && source != set.sources[key]) continue;  // another kernel's time
     const ResourceUsage resources{static_cast<int>(stmt->Int(6)), static_cast<int>(stmt->Int(7)),
                                   static_cast<int>(stmt->Int(8)), static_cast<int>(stmt->Int(9)),
                                   static_cast<int>(stmt->Int(10)), static_cast<int>(stmt->Int(11))};
@@ -293,8 +310,9 @@ void Store::TrainModels(TrainingSet set, const std::vector<DeviceModel>& models,
       if (m.name == key.device_model) device = m;
     }
     predict::FitFn fit = options_.fit ? options_.fit(key.family, device) : nullptr;
-    out[key] = std::make_shared<const predict::Model>(
-        predict::Model::Train(shapes, observed[key], std::move(fit)));
+    predict::Model model = predict::Model::Train(shapes, observed[key], std::move(fit));
+    model.set_source_hash(set.sources[key]);
+    out[key] = std::make_shared<const predict::Model>(std::move(model));
   }
   into.comparisons = CompareServingModels(out, tuned, observed, models);
   into.deferrals = ChooseDeferrals(into.comparisons);

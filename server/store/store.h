@@ -148,6 +148,10 @@ struct StoreOptions {
   // table's); a crash may then lose or corrupt it.
   bool durable = true;
   FitFn fit = {};
+  // The kernel source this build compiles for a family (its SHA-256; empty: not known), which
+  // the family's prediction models train on where it has the shapes for one (TrainingSource).
+  // Empty: every model trains on the source most of its winners have.
+  std::function<std::string(std::string_view family)> current_source = {};
   // Called by the training that finds it (under the store's write lock, or in RetrainModels:
   // possibly beside an import's) for each change of which prediction model answers a device
   // model's untuned shapes (ChooseDeferrals); cutuned logs it. Empty: nobody is told.
@@ -164,6 +168,10 @@ struct MatrixCell {
   double time_us = 0;
   // The member's ptxas report where the table carries one (version 4), zeros otherwise.
   ResourceUsage resources = {};
+  // The kernel source it was measured with (the portfolio's "source_hash", version 6; else the
+  // source of the table's winners of the family on that device where they share one; '': not
+  // known).
+  std::string source_hash;
 };
 
 struct ImportBatch {
@@ -172,7 +180,7 @@ struct ImportBatch {
   std::vector<std::string> winner_origins;  // where each winner came from, for error messages
   std::vector<SweepWithRows> sweeps;        // finished sweeps with their rows
   std::vector<std::string> sweep_origins;
-  std::vector<MatrixCell> cells;            // portfolio matrices (the fastest time is kept)
+  std::vector<MatrixCell> cells;  // portfolio matrices (per source, the fastest time is kept)
 };
 
 struct ImportStats {
@@ -301,9 +309,11 @@ class Store {
   absl::Status RefreshCacheLocked(bool retrain = false);
   // What the prediction models train on: each (device model, family, dtype)'s tuned shapes (the
   // index's winners) and observations (ok rows of finished sweeps, imported matrix cells).
+  // Each key's winners, rows and cells are one kernel source's (TrainingSource).
   struct TrainingSet {
     std::map<ModelKey, std::vector<predict::TunedShape>> tuned;
     std::map<ModelKey, std::vector<predict::Observation>> observed;
+    std::map<ModelKey, std::string> sources;
   };
   // Requires write_mu_ (reads the database).
   absl::StatusOr<TrainingSet> GatherTrainingLocked(const WinnerIndex& index);

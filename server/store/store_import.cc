@@ -177,7 +177,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
         writer_,
         "INSERT INTO matrix_cells (device_model_id, family, dtype, shape, params, time_us, "
         "registers, static_shared_bytes, stack_bytes, spill_store_bytes, spill_load_bytes, "
-        "constant_bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+        "constant_bytes, source_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "
+        "?13) "
         "ON CONFLICT DO UPDATE SET time_us = min(time_us, excluded.time_us), "
         // A known report replaces an unknown one (or an older one): one report per import.
         "registers = iif(excluded.registers > 0, excluded.registers, registers), "
@@ -201,7 +202,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
         .Bind(9, cell.resources.stack_bytes)
         .Bind(10, cell.resources.spill_store_bytes)
         .Bind(11, cell.resources.spill_load_bytes)
-        .Bind(12, cell.resources.constant_bytes);
+        .Bind(12, cell.resources.constant_bytes)
+        .Bind(13, cell.source_hash);
     if (absl::Status s = ins->Run(); !s.ok()) return s;
   }
   if (absl::Status s = txn->Commit(); !s.ok()) return s;

@@ -161,6 +161,11 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
                      {"members", std::move(members)},
                      {"matrix", std::move(matrix)}};
       version = std::max(version, kTableVersionPortfolios);
+      // The source it was measured with, so that an importer keeps it apart from another's.
+      if (!model->source_hash().empty()) {
+        portfolio["source_hash"] = model->source_hash();
+        version = std::max(version, kTableVersionPortfolioSource);
+      }
       // The members' ptxas reports, where one is known that none of the winners above carries
       // (a member that won no tuned shape: predict::MemberResources), so that the importer's
       // model prices every member as this one does.

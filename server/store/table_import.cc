@@ -106,18 +106,24 @@ absl::StatusOr<std::vector<Params>> GetTies(const Json& j, const std::string& pa
 
 // A device's "portfolios" (docs/tables.md): per family and dtype, the members, optionally their
 // ptxas reports (version 4), a matrix row per tuned shape with each member's time (0: not
-// measured), and optionally the device's times of other configurations there (version 5). Every member and shape must pass the validator; each measured cell becomes a
-// MatrixCell carrying its member's report.
+// measured), optionally the device's times of other configurations there (version 5) and the
+// kernel source all were measured with (version 6). Every member and shape must pass the
+// validator; each measured cell becomes a MatrixCell carrying its member's report and the
+// source: the portfolio's, else `winner_sources`' one source for the family (the device's
+// winners in this table; a table exported before version 6 trained its portfolio on them), else
+// none ('').
 absl::Status GetPortfolios(const Json& j, const std::string& path, const std::string& model,
                            int version, const std::set<std::string>& known_families,
-                           const EntryValidator& validator, std::vector<MatrixCell>& cells) {
+                           const EntryValidator& validator,
+                           const std::map<std::string, std::set<std::string>>& winner_sources,
+                           std::vector<MatrixCell>& cells) {
   if (!j.is_array()) return Bad(path, absl::StrCat("expected an array", Got(j)));
   std::set<std::pair<std::string, std::string>> seen;
   for (size_t i = 0; i < j.size(); ++i) {
     const std::string pp = absl::StrCat(path, "/", i);
     const Json& e = j[i];
     if (absl::Status s = CheckObject(e, pp, {"family", "dtype", "members", "matrix"},
-                                     {"resources", "judged"});
+                                     {"resources", "judged", "source_hash"});
         !s.ok()) {
       return s;
     }
@@ -132,6 +138,19 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     if (!dtype.ok()) return Bad(pp + "/dtype", ToStd(dtype.status().message()));
     if (!seen.insert({*family, *dtype_text}).second) {
       return Bad(pp, absl::StrCat("a second portfolio for ", *family, " ", *dtype_text));
+    }
+    std::string source;
+    if (e.contains("source_hash")) {
+      if (version < kTableVersionPortfolioSource) {
+        return Bad(pp + "/source_hash",
+                   absl::StrCat("needs table version ", kTableVersionPortfolioSource));
+      }
+      absl::StatusOr<std::string> hash = GetString(e, pp, "source_hash", true);
+      if (!hash.ok()) return hash.status();
+      source = *std::move(hash);
+    } else if (auto found = winner_sources.find(*family);
+               found != winner_sources.end() && found->second.size() == 1) {
+      source = *found->second.begin();
     }
     const Json& members_json = e["members"];
     if (!members_json.is_array()) {
@@ -246,7 +265,7 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     for (const auto& [key, t] : fastest) {
       const auto report = reports.find(key.second);
       cells.push_back({model, *family, *dtype, key.first, key.second, t,
-                       report == reports.end() ? ResourceUsage{} : report->second});
+                       report == reports.end() ? ResourceUsage{} : report->second, source});
     }
   }
   return absl::OkStatus();
@@ -376,8 +395,13 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
         return Bad(dp + "/portfolios",
                    absl::StrCat("needs table version ", kTableVersionPortfolios));
       }
-      if (absl::Status s = GetPortfolios(dev["portfolios"], dp + "/portfolios", model.name,
-                                         *version, known_families, validator, batch.cells);
+      std::map<std::string, std::set<std::string>> winner_sources;
+      for (const Winner& w : batch.winners) {
+        if (w.device.name == model.name) winner_sources[w.family].insert(w.provenance.source_hash);
+      }
+      if (absl::Status s =
+              GetPortfolios(dev["portfolios"], dp + "/portfolios", model.name, *version,
+                            known_families, validator, winner_sources, batch.cells);
           !s.ok()) {
         return s;
       }

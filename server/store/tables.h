@@ -29,7 +29,8 @@ inline constexpr int kTableVersionTies = 2;             // winners may list "tie
 inline constexpr int kTableVersionPortfolios = 3;       // devices may hold "portfolios"
 inline constexpr int kTableVersionMemberResources = 4;  // portfolios may hold "resources"
 inline constexpr int kTableVersionJudged = 5;           // portfolios may hold "judged"
-inline constexpr int kTableVersion = 5;                 // the newest
+inline constexpr int kTableVersionPortfolioSource = 6;  // portfolios may hold "source_hash"
+inline constexpr int kTableVersion = 6;                 // the newest
 
 // The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
 // message limits of cutuned and its clients).

@@ -12,6 +12,7 @@
 namespace cutune::store {
 namespace {
 
+using testing::ExecSql;
 using ::testing::HasSubstr;
 using testing::QueryInt;
 using testing::TempDir;
@@ -160,6 +161,39 @@ TEST(MigrationTest, Version5MatrixCellsAreKeptWithoutReports) {
   EXPECT_EQ(QueryInt(path, "SELECT registers + static_shared_bytes + stack_bytes + "
                            "spill_store_bytes + spill_load_bytes + constant_bytes FROM matrix_cells"),
             0);
+}
+
+// Version 6 -> 7: imported matrix cells are kept with their reports and no known source (''),
+// which counts for every source; a cell of another source of the same member and shape can then
+// be stored beside one.
+TEST(MigrationTest, Version6MatrixCellsAreKeptWithoutASource) {
+  TempDir dir;
+  const std::string path = dir.File("v6.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (int v = 1; v <= 6; ++v) ExecOrDie(db, std::string(SchemaStepDdl(v)));
+    ExecOrDie(db, "PRAGMA user_version = 6");
+    ExecOrDie(db, R"sql(
+      INSERT INTO device_models VALUES (1, 'NVIDIA H200', 9, 0, 132, 150000000000);
+      INSERT INTO matrix_cells VALUES (1, 'transpose', 'f32', '4096x4096', 'tile=32', 12.5,
+                                       40, 0, 0, 0, 0, 0);
+    )sql");
+    sqlite3_close(db);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
+  EXPECT_EQ(QueryInt(path,
+                     "SELECT COUNT(*) FROM matrix_cells WHERE time_us = 12.5 AND "
+                     "registers = 40 AND source_hash = ''"),
+            1);
+  store->reset();
+  ExecSql(path,
+          "INSERT INTO matrix_cells (device_model_id, family, dtype, shape, params, "
+          "time_us, source_hash) VALUES (1, 'transpose', 'f32', '4096x4096', 'tile=32', "
+          "13.0, 'hash-new')");
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM matrix_cells"), 2);
 }
 
 TEST(MigrationTest, EveryStepHasFrozenDdl) {

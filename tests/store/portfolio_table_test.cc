@@ -15,11 +15,12 @@
 namespace cutune::store {
 namespace {
 
-using testing::TempDir;
 using testing::H200;
 using testing::Ok;
 using testing::Prov;
+using testing::QueryInt;
 using testing::RunSweep;
+using testing::TempDir;
 
 // Six square shapes, each swept with both configurations: tile 16 wins below 2048, 64 above.
 void TuneGrid(Store& store) {
@@ -55,12 +56,13 @@ TEST(PortfolioTableTest, SweepsTrainTheModelAndTablesCarryItsMatrix) {
   EXPECT_EQ(answer.rung, LookupRung::kPredicted);
   EXPECT_EQ(answer.winner.params.at("tile"), 64);
 
-  // Without rows: the matrix travels as a portfolio, version 3.
+  // Without rows: the matrix travels as a portfolio naming the source of its times (version 6).
   absl::StatusOr<std::string> table = ExportTable(**tuned, {});
   ASSERT_TRUE(table.ok()) << table.status();
   const nlohmann::json j = nlohmann::json::parse(*table);
-  EXPECT_EQ(j["version"], kTableVersionPortfolios);
+  EXPECT_EQ(j["version"], kTableVersionPortfolioSource);
   const auto& portfolio = j["devices"][0]["portfolios"][0];
+  EXPECT_EQ(portfolio["source_hash"], Prov().source_hash);
   EXPECT_EQ(portfolio["family"], "transpose");
   EXPECT_EQ(portfolio["members"].size(), 2u);
   EXPECT_EQ(portfolio["matrix"].size(), 6u);
@@ -129,8 +131,8 @@ TEST(PortfolioTableTest, ANearWinnerMembersReportComesFromItsRows) {
 }
 
 // ... and a table carries it (version 4), so a table server's model prices that member as the
-// tuning daemon's does and answers alike; a table whose members all won shapes stays version 3
-// (SweepsTrainTheModelAndTablesCarryItsMatrix).
+// tuning daemon's does and answers alike; a table whose members all won shapes has no
+// "resources" (SweepsTrainTheModelAndTablesCarryItsMatrix).
 TEST(PortfolioTableTest, ANearWinnersReportTravelsInVersion4) {
   TempDir dir;
   auto seen = std::make_shared<std::vector<int>>();
@@ -143,7 +145,7 @@ TEST(PortfolioTableTest, ANearWinnersReportTravelsInVersion4) {
   absl::StatusOr<std::string> table = ExportTable(**tuned, {});
   ASSERT_TRUE(table.ok()) << table.status();
   const nlohmann::json j = nlohmann::json::parse(*table);
-  EXPECT_EQ(j["version"], kTableVersionMemberResources);
+  EXPECT_EQ(j["version"], kTableVersionPortfolioSource);
   const auto& portfolio = j["devices"][0]["portfolios"][0];
   ASSERT_EQ(portfolio["resources"].size(), portfolio["members"].size());
   for (size_t m = 0; m < portfolio["members"].size(); ++m) {
@@ -208,7 +210,7 @@ TEST(PortfolioTableTest, TheMeasurementsAGiveWayRestsOnTravelInVersion5) {
   absl::StatusOr<std::string> table = ExportTable(**tuned, {});
   ASSERT_TRUE(table.ok()) << table.status();
   const nlohmann::json j = nlohmann::json::parse(*table);
-  EXPECT_EQ(j["version"], kTableVersionJudged);
+  EXPECT_EQ(j["version"], kTableVersionPortfolioSource);
   const nlohmann::json* judged = nullptr;
   for (const auto& dev : j["devices"]) {
     if (dev["model"] == h100_name) judged = &dev["portfolios"][0]["judged"];
@@ -240,6 +242,81 @@ TEST(PortfolioTableTest, TheMeasurementsAGiveWayRestsOnTravelInVersion5) {
   EXPECT_EQ((*blind)->GivesWayTo(h100_name, "transpose", DType::kF32), "");
 }
 
+// One configuration of two kernel sources is two kernels: a model learns from one source's
+// winners, rows and cells, never their fastest mixed. A grid swept with an older source, whose
+// times are half the current one's, and again with the current source: the model's matrix holds
+// the current source's times and names it; a table carries it, and a table server's model (and
+// another table of the old source imported beside it) learns the same.
+TEST(PortfolioTableTest, AModelLearnsFromOneKernelSource) {
+  TempDir dir;
+  StoreOptions options;
+  options.current_source = [](std::string_view) { return std::string("hash-new"); };
+  auto tune = [&](Store& store, const std::string& source, double scale) {
+    for (int64_t n : {256, 512, 1024, 4096, 8192, 16384}) {
+      const double work = static_cast<double>(n * n) / 1e5 * scale;
+      RunSweep(store, H200(), "transpose", {n, n}, Prov(13000, source),
+               {Ok({{"pad", 1}, {"tile", 16}}, work), Ok({{"pad", 1}, {"tile", 64}}, work * 1.2)});
+    }
+  };
+  auto expect_new = [](const Store& store, const std::string& where) {
+    auto model = store.PredictionModel(H200().name, "transpose", DType::kF32);
+    ASSERT_NE(model, nullptr) << where;
+    EXPECT_EQ(model->source_hash(), "hash-new") << where;
+    const predict::Portfolio& p = model->portfolio();
+    ASSERT_EQ(p.shapes.size(), 6u) << where << ": one tuned shape per grid shape";
+    for (size_t s = 0; s < p.shapes.size(); ++s) {
+      const double work = static_cast<double>(p.shapes[s][0] * p.shapes[s][0]) / 1e5;
+      // (A table rounds times to 6 significant digits.)
+      EXPECT_NEAR(p.best_us[s], work, work * 1e-5) << where << " " << FormatShape(p.shapes[s]);
+      for (size_t m = 0; m < p.members.size(); ++m) {
+        EXPECT_GT(p.Time(s, m), work * 0.99) << where << ": an older source's time merged in";
+      }
+    }
+  };
+  auto tuned = Store::Open(dir.File("tuned.db"), options);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  tune(**tuned, "hash-old", 0.5);
+  tune(**tuned, "hash-new", 1.0);
+  expect_new(**tuned, "tuned");
+
+  absl::StatusOr<std::string> table = ExportTable(**tuned, {});
+  ASSERT_TRUE(table.ok()) << table.status();
+  EXPECT_EQ(nlohmann::json::parse(*table)["devices"][0]["portfolios"][0]["source_hash"],
+            "hash-new");
+  // The old grid's table alone, as an older store exported it.
+  auto old_store = Store::Open(dir.File("old.db"));
+  ASSERT_TRUE(old_store.ok());
+  tune(**old_store, "hash-old", 0.5);
+  absl::StatusOr<std::string> old_table = ExportTable(**old_store, {});
+  ASSERT_TRUE(old_table.ok()) << old_table.status();
+  nlohmann::json old_v5 = nlohmann::json::parse(*old_table);
+  old_v5["version"] = kTableVersionJudged;
+  for (auto& portfolio : old_v5["devices"][0]["portfolios"]) portfolio.erase("source_hash");
+
+  // A table server importing the old table (without a portfolio source: its winners' is taken)
+  // and then the new one keeps both sources' cells apart and learns from the current one.
+  auto server = Store::Open(dir.File("server.db"), options);
+  ASSERT_TRUE(server.ok());
+  ASSERT_TRUE(ImportTable(**server, old_v5.dump(), {}).ok());
+  ASSERT_TRUE(ImportTable(**server, *table, {}).ok());
+  expect_new(**server, "server");
+  EXPECT_EQ(
+      QueryInt(dir.File("server.db"),
+               "SELECT COUNT(DISTINCT source_hash) FROM matrix_cells WHERE source_hash <> ''"),
+      2);
+
+  // Too few shapes of the current source for a model: the older grid answers until more are.
+  auto partial = Store::Open(dir.File("partial.db"), options);
+  ASSERT_TRUE(partial.ok());
+  tune(**partial, "hash-old", 0.5);
+  RunSweep(**partial, H200(), "transpose", {300, 300}, Prov(13000, "hash-new"),
+           {Ok({{"pad", 1}, {"tile", 64}}, 0.1)});
+  auto model = (*partial)->PredictionModel(H200().name, "transpose", DType::kF32);
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(model->source_hash(), "hash-old");
+  EXPECT_EQ(model->portfolio().shapes.size(), 6u);
+}
+
 TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
   TempDir dir;
   auto store = Store::Open(dir.File("s.db"));
@@ -247,8 +324,11 @@ TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
   TuneGrid(**store);
   absl::StatusOr<std::string> table = ExportTable(**store, {});
   ASSERT_TRUE(table.ok());
+  // Each edit starts from the table as version 3 wrote it (no "source_hash").
   auto refuse = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& where) {
     nlohmann::json j = nlohmann::json::parse(*table);
+    j["version"] = kTableVersionPortfolios;
+    for (auto& portfolio : j["devices"][0]["portfolios"]) portfolio.erase("source_hash");
     edit(j);
     auto other = Store::Open(dir.File("other.db"));
     ASSERT_TRUE(other.ok());
@@ -298,6 +378,21 @@ TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
         j["devices"][0]["portfolios"][0]["judged"] = {cell, bad};
       },
       "/devices/0/portfolios/0/judged/1/time_us");
+  // The source of its times: version 6, a non-empty string.
+  refuse([&](auto& j) { j["devices"][0]["portfolios"][0]["source_hash"] = "hash-transpose-1"; },
+         "/devices/0/portfolios/0/source_hash: needs table version 6");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionPortfolioSource;
+        j["devices"][0]["portfolios"][0]["source_hash"] = "";
+      },
+      "/devices/0/portfolios/0/source_hash");
+  refuse(
+      [&](auto& j) {
+        j["version"] = kTableVersionPortfolioSource;
+        j["devices"][0]["portfolios"][0]["source_hash"] = 7;
+      },
+      "/devices/0/portfolios/0/source_hash");
   refuse(
       [&](auto& j) {
         j["version"] = kTableVersionJudged;

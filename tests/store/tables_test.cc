@@ -278,11 +278,11 @@ TEST(TablesTest, DeepNestingIsRefusedWhereItStartsWithoutRecursing) {
 }
 
 TEST(TablesTest, WrongContainersAreDescribedNotPrinted) {
-  ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})",
-                           kFamilies)
-                    .status(),
-                "table /version: unsupported table version (this cutune reads versions 1 to 5), "
-                "got an array of 3 elements");
+  ExpectInvalid(
+      ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})", kFamilies)
+          .status(),
+      "table /version: unsupported table version (this cutune reads versions 1 to 6), "
+      "got an array of 3 elements");
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": 1,
                                "devices": {"a": [[[]]], "b": 2}})",
                            kFamilies)
