@@ -137,8 +137,9 @@ std::optional<LookupResult> Exact(const LookupQuery& query, const LadderInput& i
 
 // A portfolio member that `model_name`'s prediction model picks for the shape, answered as
 // `rung`. Its figures are the member's at the nearest tuned shape where it was measured
-// (tuned_shape), with that shape's winner's provenance and reference. Nothing when that model
-// has no matrix (a nearest-shape rung answers instead).
+// (tuned_shape), with the provenance and reference of that shape's winner of the source the
+// model learned from (so an answer from an older source's matrix says it is stale). Nothing
+// when that model has no matrix (a nearest-shape rung answers instead).
 std::optional<LookupResult> PredictedBy(const LookupQuery& query, const LadderInput& input,
                                         std::string_view model_name, LookupRung rung) {
   if (input.models == nullptr) return std::nullopt;
@@ -151,7 +152,8 @@ std::optional<LookupResult> PredictedBy(const LookupQuery& query, const LadderIn
   if (!prediction || prediction->measured_shape.empty()) return std::nullopt;
   auto tuned = input.winners.OfModel(query.family, query.dtype, model_name);
   const Pick at = BestOf(query, tuned, [&](const Winner& w) {
-    return w.shape == prediction->measured_shape;
+    return w.shape == prediction->measured_shape &&
+           (model.source_hash().empty() || w.provenance.source_hash == model.source_hash());
   });
   std::optional<LookupResult> result = Answer(query, rung, at);
   if (!result) return std::nullopt;

@@ -309,12 +309,21 @@ TEST(PortfolioTableTest, AModelLearnsFromOneKernelSource) {
   auto partial = Store::Open(dir.File("partial.db"), options);
   ASSERT_TRUE(partial.ok());
   tune(**partial, "hash-old", 0.5);
-  RunSweep(**partial, H200(), "transpose", {300, 300}, Prov(13000, "hash-new"),
+  RunSweep(**partial, H200(), "transpose", {256, 256}, Prov(13000, "hash-new"),
            {Ok({{"pad", 1}, {"tile", 64}}, 0.1)});
   auto model = (*partial)->PredictionModel(H200().name, "transpose", DType::kF32);
   ASSERT_NE(model, nullptr);
   EXPECT_EQ(model->source_hash(), "hash-old");
   EXPECT_EQ(model->portfolio().shapes.size(), 6u);
+  // Its answers carry the older source's provenance, stale for a build of the new one, though
+  // the shape its pick was measured at (256x256) has a winner of the new source too.
+  LookupQuery q = Ask({240, 240});
+  q.current = Prov(13000, "hash-new");
+  LookupResult answer = (*partial)->Lookup(q);
+  EXPECT_EQ(answer.rung, LookupRung::kPredicted);
+  EXPECT_EQ(answer.provenance.source_hash, "hash-old");
+  EXPECT_THAT(answer.stale,
+              ::testing::Contains(::testing::HasSubstr("kernel source hash differs")));
 }
 
 TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
