@@ -7,6 +7,7 @@
 #       one (executor.h, Time): how far apart two timings of one configuration are, against the
 #       microsecond the held-out picks miss by (~2 x 60 s)
 #   call.sh OUT check   tuner_gpu_test (but the every-candidate test), then noise
+#   call.sh OUT mini   the same in about two minutes: three tests, four shapes, two rounds
 #   call.sh OUT h200 [SECONDS]   noise, then new-shapes.txt added to the H200 grid (--only
 #       --matrix-all --near 1, seeded with session 34's rows) until SECONDS (default 575)
 #   call.sh OUT h100 [SECONDS]   the H100's matmul grid (128 shapes, --near 1) until SECONDS
@@ -16,7 +17,7 @@
 #   call.sh OUT h200-grid|h200-all-grid|h100-grid [SECONDS]   that grid again, on the same warm
 #       machine (it goes on where it stopped)
 set -uo pipefail
-usage="usage: call.sh OUT noise|check|h200|h200-grid|h200-all|h200-all-grid|h100|h100-grid [SECONDS]"
+usage="usage: call.sh OUT noise|check|mini|h200|h200-grid|h200-all|h200-all-grid|h100|h100-grid [SECONDS]"
 out=${1:?$usage}
 mode=${2:?$usage}
 budget=${3:-575}
@@ -43,8 +44,8 @@ noise() {
   local daemon=$!
   export CUTUNE_SERVER=unix:/tmp/noise.sock
   for _ in $(seq 100); do cutune devices >/dev/null 2>&1 && break; sleep 0.2; done
-  for round in 1 2 3; do
-    for shape in 16x16x16 32x32x32 128x128x128 512x256x128 256x256x1024 16x16x16384 768x768x768; do
+  for round in $(seq "${NOISE_ROUNDS:-3}"); do
+    for shape in ${NOISE_SHAPES:-16x16x16 32x32x32 128x128x128 512x256x128 256x256x1024 16x16x16384 768x768x768}; do
       grep -v '^#' $lab/members-h200-matmul.txt | shuf --random-source=<(yes $round) >/tmp/members.txt
       cutune sweep matmul --shape "$shape" --candidates /tmp/members.txt --top 64 --json \
         >"$dir/r$round-$shape.json" 2>>"$dir/sweeps.log"
@@ -58,7 +59,7 @@ noise() {
 # tuner_gpu_test but its every-candidate test (held start is on: the worker's timing changed).
 gputest() {
   CUTUNE_CACHE_DIR=/tmp/cutune-test-cache timeout 150 tuner_gpu_test \
-    --gtest_filter='-*EveryMatmulCandidate*' >"$out/tuner_gpu_test.log" 2>&1
+    --gtest_filter="${GPUTEST_FILTER:--*EveryMatmulCandidate*}" >"$out/tuner_gpu_test.log" 2>&1
   echo "tuner_gpu_test: rc $? at $(( $(date +%s) - start )) s"
   grep -E '^\[  FAILED|^\[  PASSED|^\[       OK|Failure' "$out/tuner_gpu_test.log" | head -20
 }
@@ -91,6 +92,10 @@ h100_grid() {
 case $mode in
   noise) noise idle; noise held ;;
   check) gputest; noise idle; noise held ;;
+  # What a few device minutes allow: the timing tests, two rounds at four launch-bound shapes.
+  mini) GPUTEST_FILTER='*Faults*:*Quick*:*Reference*' gputest
+        NOISE_ROUNDS=2 NOISE_SHAPES="16x16x16 128x128x128 512x256x128 256x256x1024" noise idle
+        NOISE_ROUNDS=2 NOISE_SHAPES="16x16x16 128x128x128 512x256x128 256x256x1024" noise held ;;
   h200) gputest; noise idle; noise held; h200_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h200-grid) h200_grid "" ;;
   h200-all) gputest; noise idle; noise held; h200_all_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;

@@ -5,6 +5,6 @@
 what=${1:-grid}
 budget=${2:-570}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
-case $what:$gpu in check:*) mode=check ;; *H200*) mode=h200-all ;; *) mode=h100 ;; esac
+case $what:$gpu in check:*) mode=check ;; mini:*) mode=mini ;; *H200*) mode=h200-all ;; *) mode=h100 ;; esac
 echo "mode $mode on $gpu"
 bash bench/lab/session35/call.sh "$OUT" $mode "$budget" 2>&1 | tail -40
