@@ -15,17 +15,24 @@ namespace cutune::cuda {
 // Function table of the driver entry points cutune uses. Member names are the API names; the
 // loader resolves the versioned symbol each header macro points at (cuMemAlloc -> cuMemAlloc_v2).
 struct DriverApi {
-#define CUTUNE_DRIVER_FUNCTIONS(X)                                                                 \
-  X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount)        \
-  X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceGetUuid) \
-  X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxSynchronize) \
-  X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncSetAttribute)              \
-  X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD)              \
-  X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32) X(cuMemsetD32Async) X(cuMemcpyDtoDAsync)         \
-  X(cuMemGetInfo) X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)    \
-  X(cuEventDestroy) X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamDestroy)                    \
-  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuCtxGetCurrent) X(cuCtxGetDevice)             \
-  X(cuPointerGetAttribute)
+#define CUTUNE_DRIVER_FUNCTIONS(X)                                                                \
+  X(cuInit)                                                                                       \
+  X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)  \
+      X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDeviceGetUuid)           \
+          X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)             \
+              X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)    \
+                  X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc)     \
+                      X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemcpyDtoD) X(cuMemsetD32) \
+                          X(cuMemsetD32Async) X(cuMemcpyDtoDAsync) X(cuMemGetInfo)                \
+                              X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize)             \
+                                  X(cuEventElapsedTime) X(cuEventDestroy) X(cuStreamCreate)       \
+                                      X(cuStreamSynchronize) X(cuStreamDestroy)                   \
+                                          X(cuOccupancyMaxActiveBlocksPerMultiprocessor)          \
+                                              X(cuCtxGetCurrent) X(cuCtxGetDevice)                \
+                                                  X(cuPointerGetAttribute) X(cuMemHostAlloc)      \
+                                                      X(cuMemFreeHost)                            \
+                                                          X(cuMemHostGetDevicePointer)            \
+                                                              X(cuStreamWaitValue32)
 #define CUTUNE_DECLARE_MEMBER(name) decltype(&::name) name = nullptr;
   CUTUNE_DRIVER_FUNCTIONS(CUTUNE_DECLARE_MEMBER)
 #undef CUTUNE_DECLARE_MEMBER

@@ -1,5 +1,7 @@
 #include "server/cuda/handles.h"
 
+#include <atomic>
+
 namespace cutune::cuda {
 namespace {
 
@@ -22,6 +24,7 @@ void DestroyEvent(CUevent event) noexcept {
 void DestroyStream(CUstream stream) noexcept {
   CUTUNE_DRIVER_CALL_NOEXCEPT(Api(), cuStreamDestroy, stream);
 }
+void FreeHost(void* ptr) noexcept { CUTUNE_DRIVER_CALL_NOEXCEPT(Api(), cuMemFreeHost, ptr); }
 
 }  // namespace internal
 
@@ -34,6 +37,29 @@ absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(size_t bytes) {
   }
   buffer.bytes_ = bytes;
   return buffer;
+}
+
+absl::StatusOr<HostFlag> HostFlag::Allocate() {
+  auto driver = Driver();
+  if (!driver.ok()) return driver.status();
+  HostFlag flag;
+  if (auto s = CUTUNE_DRIVER_CALL(**driver, cuMemHostAlloc, flag.host_.out(), sizeof(uint32_t),
+                                  CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
+      !s.ok()) {
+    return s;
+  }
+  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(flag.host_.get())).store(0);
+  if (auto s = CUTUNE_DRIVER_CALL(**driver, cuMemHostGetDevicePointer, &flag.device_,
+                                  flag.host_.get(), 0);
+      !s.ok()) {
+    return s;
+  }
+  return flag;
+}
+
+void HostFlag::Store(uint32_t value) const {
+  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(host_.get()))
+      .store(value, std::memory_order_release);
 }
 
 absl::StatusOr<Module> Module::Load(const std::string& image) {

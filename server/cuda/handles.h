@@ -47,6 +47,7 @@ void FreeMemory(CUdeviceptr ptr) noexcept;
 void UnloadModule(CUmodule module) noexcept;
 void DestroyEvent(CUevent event) noexcept;
 void DestroyStream(CUstream stream) noexcept;
+void FreeHost(void* ptr) noexcept;
 
 }  // namespace internal
 
@@ -68,6 +69,22 @@ class Module {
 
  private:
   internal::UniqueHandle<CUmodule, internal::UnloadModule> module_;
+};
+
+// One 32-bit word of pinned host memory that the GPU reads (mapped into its address space): a
+// stream can wait on it (cuStreamWaitValue32) until the host stores a value, so that work queued
+// behind the wait starts together, without the gaps of the host's enqueueing between them.
+class HostFlag {
+ public:
+  // Zero at first.
+  static absl::StatusOr<HostFlag> Allocate();
+  CUdeviceptr device() const { return device_; }
+  // Stores `value` where the GPU sees it (a release store: what was enqueued before is enqueued).
+  void Store(uint32_t value) const;
+
+ private:
+  internal::UniqueHandle<void*, internal::FreeHost> host_;
+  CUdeviceptr device_ = 0;
 };
 
 class Event {

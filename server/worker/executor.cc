@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <optional>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "kernels/family.h"
@@ -137,6 +139,25 @@ Executor::~Executor() {
   }
 }
 
+namespace {
+
+// A flag the stream can wait on (cuda::HostFlag), tried once: a wait that is already satisfied,
+// then the stream synchronized. Nothing where the driver or device refuses it (stream memory
+// operations unsupported): samples are then taken without the hold.
+std::optional<cuda::HostFlag> HoldFlag(const cuda::DriverApi& api, CUstream stream) {
+  auto flag = cuda::HostFlag::Allocate();
+  if (!flag.ok()) return std::nullopt;
+  if (!CUTUNE_DRIVER_CALL(api, cuStreamWaitValue32, stream, flag->device(), 0,
+                          CU_STREAM_WAIT_VALUE_GEQ)
+           .ok() ||
+      !CUTUNE_DRIVER_CALL(api, cuStreamSynchronize, stream).ok()) {
+    return std::nullopt;
+  }
+  return *std::move(flag);
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
   auto driver = cuda::Driver();
   if (!driver.ok()) return driver.status();
@@ -175,6 +196,10 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
   auto flush = cuda::DeviceBuffer::Allocate(std::max(2 * info.l2_bytes(), 1 << 20));
   if (!flush.ok()) return flush.status();
   ex->flush_buffer_ = std::move(*flush);
+  if (const char* idle = std::getenv("CUTUNE_TIMING_IDLE_START");
+      idle == nullptr || *idle == '\0') {
+    ex->hold_ = HoldFlag(api, ex->stream_.get());
+  }
   auto scratch = cuda::DeviceBuffer::Allocate(64);
   if (!scratch.ok()) return scratch.status();
   ex->compare_scratch_ = std::move(*scratch);
@@ -328,6 +353,21 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
   std::vector<double> samples;
   const auto began = std::chrono::steady_clock::now();
   while (true) {
+    // Held start: the stream waits until the host stores `hold`, after the sample is queued; the
+    // cleanup stores it however the queueing ends, so no failure leaves the stream waiting.
+    uint32_t hold = 0;
+    if (hold_) {
+      hold = ++hold_value_;
+      if (hold == 0) hold = ++hold_value_;  // 0 is the flag's first value: never a hold
+      if (auto s = CUTUNE_DRIVER_CALL(api, cuStreamWaitValue32, stream_.get(), hold_->device(),
+                                      hold, CU_STREAM_WAIT_VALUE_GEQ);
+          !s.ok()) {
+        return s;
+      }
+    }
+    absl::Cleanup release = [&] {
+      if (hold != 0) hold_->Store(hold);
+    };
     if (flush_l2) {
       if (auto s = CUTUNE_DRIVER_CALL(api, cuMemsetD32Async, flush_buffer_.get(),
                                       static_cast<unsigned>(samples.size()),
@@ -343,6 +383,7 @@ absl::StatusOr<wpb::Stats> Executor::Time(const std::function<absl::Status()>& l
     if (auto s = CUTUNE_DRIVER_CALL(api, cuEventRecord, stop_.get(), stream_.get()); !s.ok()) {
       return s;
     }
+    std::move(release).Invoke();
     if (auto s = CUTUNE_DRIVER_CALL(api, cuEventSynchronize, stop_.get()); !s.ok()) {
       return cuda::Annotate(s, "timed launch");
     }

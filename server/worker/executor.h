@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,7 +64,12 @@ class Executor {
                                         absl::string_view stage,
                                         cuda::CallSite site = cuda::CallSite::kAny);
 
-  // `launched`: launches of the same kernel just before, which count as warm-up launches.
+  // `launched`: launches of the same kernel just before, which count as warm-up launches. Each
+  // sample is an event pair around one launch; where the stream can wait on a host flag (held
+  // start), the pair and the launch are queued behind a wait that the host lifts once all of
+  // them are queued, so that the sample holds the kernel's time on the GPU and not the gaps of
+  // the host's enqueueing (on an idle GPU, launch-bound kernels measured 10-20% apart from one
+  // sample to the next: bench/results/unseen-shapes.md, section 32).
   absl::StatusOr<wpb::Stats> Time(const std::function<absl::Status()>& launch,
                                   const wpb::TimingPolicy& policy, bool flush_l2, int launched = 0);
   absl::Status LaunchOn(CUfunction function, const LaunchGeometry& geometry, CUdeviceptr output);
@@ -80,6 +86,11 @@ class Executor {
   cuda::Module support_;
   CUfunction fill_ = nullptr, compare_ = nullptr;
   cuda::DeviceBuffer flush_buffer_;
+  // Held start (Time): the flag the stream waits on and the last value stored; unset where this
+  // driver or device cannot wait on host memory, or CUTUNE_TIMING_IDLE_START is set (to compare
+  // with samples taken the old way).
+  std::optional<cuda::HostFlag> hold_;
+  uint32_t hold_value_ = 0;
   cuda::DeviceBuffer compare_scratch_;  // sums (2 doubles), max bits, nonfinite count
   std::unique_ptr<Problem> problem_;
   std::map<std::string, cuda::Module> modules_;  // by candidate key
