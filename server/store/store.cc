@@ -238,8 +238,8 @@ absl::Status Store::RefreshCacheLocked(bool retrain) {
 }
 
 absl::StatusOr<Store::TrainingSet> Store::GatherTrainingLocked(const WinnerIndex& index) {
-  // Tuned shapes: the accepted winners, by (device model, family, dtype).
-  // Each key trains on one kernel source (TrainingSource): its winners are the tuned shapes.
+  // Tuned shapes: the accepted winners, by (device model, family, dtype), of the one kernel
+  // source each key trains on (TrainingSource).
   TrainingSet set;
   auto& tuned = set.tuned;
   auto& observed = set.observed;
