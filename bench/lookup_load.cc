@@ -55,7 +55,7 @@ absl::Status Populate(store::Store& store, int keys) {
   int n = 0;
   for (const auto& [family, shape] : Problems(keys)) {
     const Provenance provenance{13000, compiler::NvrtcVersion(), family->source_hash(),
-                                family->space_version()};
+                                family->space_version(), ""};
     auto sweep = store.StartOrResumeSweep({device, std::string(family->name()), shape, DType::kF32},
                                           provenance, "{\"bench\": true}");
     if (!sweep.ok()) return sweep.status();

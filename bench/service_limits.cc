@@ -60,7 +60,7 @@ absl::Status Populate(const std::string& db, int sweeps) {
   const kernels::KernelFamily& family = kernels::TransposeFamily();
   const tuner::ValidCandidates valid = tuner::EnumerateValid(family.default_space());
   const Provenance provenance{13000, compiler::NvrtcVersion(), family.source_hash(),
-                              family.space_version()};
+                              family.space_version(), ""};
   for (int i = 0; i < sweeps; ++i) {
     const Shape shape{1024 + 8 * i, 2048 + 16 * i};
     auto sweep = store.StartOrResumeSweep({device, "transpose", shape, DType::kF32}, provenance,

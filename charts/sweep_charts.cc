@@ -76,6 +76,7 @@ std::string ProvenanceLine(const Provenance& p) {
                                        : "driver unknown");
   parts.push_back(p.nvrtc_version.empty() ? "NVRTC unknown"
                                           : absl::StrCat("NVRTC ", p.nvrtc_version));
+  if (!p.timing.empty()) parts.push_back(absl::StrCat(p.timing, " start"));
   if (p.date_ms > 0) parts.push_back(DateText(p.date_ms));
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) absl::StrAppend(&out, i ? " · " : "", parts[i]);
@@ -83,8 +84,8 @@ std::string ProvenanceLine(const Provenance& p) {
 }
 
 Provenance ProvenanceOf(const pb::SweepSummary& sweep, const std::string& device_model) {
-  return {device_model,         sweep.source_hash(),   sweep.driver_version(),
-          sweep.nvrtc_version(), sweep.started_at_ms(), sweep.sweep_id()};
+  return {device_model,          sweep.source_hash(), sweep.driver_version(), sweep.nvrtc_version(),
+          sweep.started_at_ms(), sweep.sweep_id(),    sweep.timing()};
 }
 
 SweepData FromResults(std::string problem, const pb::ListResultsResponse& results) {

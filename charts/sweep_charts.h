@@ -26,8 +26,10 @@ struct Provenance {
   std::string nvrtc_version;  // "13.0"
   int64_t date_ms = 0;        // the sweep's start (Unix ms); 0: unknown
   int64_t sweep_id = 0;       // 0: unknown
+  std::string timing;         // "held", "idle" (how samples start); empty: not recorded
 };
-// "NVIDIA H200 · sweep 12 · source 3f2a…9c01 · driver 13.0 · NVRTC 13.0 · 2026-12-01 17:55 UTC"
+// "NVIDIA H200 · sweep 12 · source 3f2a…9c01 · driver 13.0 · NVRTC 13.0 · held start ·
+// 2026-12-01 17:55 UTC"
 std::string ProvenanceLine(const Provenance& p);
 Provenance ProvenanceOf(const pb::SweepSummary& sweep, const std::string& device_model);
 

@@ -257,13 +257,14 @@ std::optional<pb::GetBestConfigResponse> ExactWinner(client::Connection& connect
 }
 
 // "winner:   from an imported table; tuned with driver 13000, NVRTC 13.0, source d01cdd..., space
-// version 7" and a line per stale reason.
+// version 7, held start" (the timing where recorded) and a line per stale reason.
 std::string WinnerProvenance(const pb::GetBestConfigResponse& winner) {
   const pb::Provenance& p = winner.provenance();
   std::string out = absl::StrCat(
       "winner:   ", winner.from_table() ? "from an imported table" : "from a sweep on this daemon",
       "; tuned with driver ", p.driver_version(), ", NVRTC ", p.nvrtc_version(), ", source ",
-      p.source_hash().substr(0, 16), ", space version ", p.space_version(), "\n");
+      p.source_hash().substr(0, 16), ", space version ", p.space_version(),
+      p.timing().empty() ? "" : absl::StrCat(", ", p.timing(), " start"), "\n");
   for (const std::string& stale : winner.stale()) {
     absl::StrAppend(&out, "warning:  stale: ", stale, "\n");
   }

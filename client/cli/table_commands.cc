@@ -1,5 +1,6 @@
 // `cutune table export | import | diff`: tuning tables (docs/tables.md). Export and import go
 // through the daemon; diff is local and needs no daemon.
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -148,6 +149,8 @@ pb::TableDiffReport ToProto(const store::TableDiff& diff) {
     entry->set_change(ToProto(e.change));
     if (e.params_a) ToProto(*e.params_a, e.time_a_us, entry->mutable_a());
     if (e.params_b) ToProto(*e.params_b, e.time_b_us, entry->mutable_b());
+    if (e.params_a) entry->mutable_a()->set_timing(e.timing_a);
+    if (e.params_b) entry->mutable_b()->set_timing(e.timing_b);
     entry->set_time_change_percent(e.time_change_percent);
     entry->set_source_hash_changed(e.source_hash_changed);
     entry->set_tie_basis(ToProto(e.tie_basis));
@@ -199,6 +202,14 @@ int Diff(const DiffOptions& options) {
   }
   if (options.fail_on_regression) {
     auto regressions = diff->Regressions(*options.fail_on_regression);
+    const auto retimed =
+        std::count_if(diff->entries.begin(), diff->entries.end(),
+                      [](const store::TableDiffEntry& e) { return e.TimingChanged(); });
+    if (retimed > 0) {
+      std::cerr << "note: " << retimed
+                << " key(s) timed another way in B (timing changed) are not compared for "
+                   "regressions\n";
+    }
     if (!options.json && !regressions.empty()) {
       std::cerr << "error: " << regressions.size() << " regression(s) beyond "
                 << *options.fail_on_regression << "%\n";

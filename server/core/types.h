@@ -110,7 +110,14 @@ struct Provenance {
   std::string nvrtc_version;     // "13.0"
   std::string source_hash;       // SHA-256 of the family's .cu source
   int space_version = 0;
+  // How each sample was started (worker::Executor::Time): kTimingHeld or kTimingIdle; empty for
+  // a result recorded before cutune said (store schema < 8, table format < 7). Times of two
+  // methods are not comparable (bench/results/unseen-shapes.md, section 33), and a sweep is
+  // not resumed under the other.
+  std::string timing;
 };
+inline constexpr std::string_view kTimingHeld = "held";
+inline constexpr std::string_view kTimingIdle = "idle";
 
 // One candidate's row: kept for every candidate, whatever its outcome.
 struct Measurement {

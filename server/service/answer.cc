@@ -131,8 +131,10 @@ store::LookupQuery LookupQueryFor(const ValidProblem& problem, const AnswerDevic
   query.family = std::string(family.name());
   query.shape = problem.shape;
   query.dtype = problem.dtype;
+  // No timing: a winner timed another way is still a right and tuned configuration (its times
+  // are what differ), so timing is not among the stale fields.
   query.current = {device.driver_version, compiler::NvrtcVersion(), family.source_hash(),
-                   family.space_version()};
+                   family.space_version(), ""};
   query.family_default = family.baseline();
   return query;
 }
@@ -315,6 +317,7 @@ void FillAnswer(const ValidProblem& problem, const AnswerDevice& device,
     provenance->set_nvrtc_version(found.provenance.nvrtc_version);
     provenance->set_source_hash(found.provenance.source_hash);
     provenance->set_space_version(found.provenance.space_version);
+    provenance->set_timing(found.provenance.timing);
     response->set_from_table(found.imported);
   }
   if (include_source) response->set_source(std::string(family.source()));

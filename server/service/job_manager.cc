@@ -573,8 +573,8 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
   }
 
   store::SweepKey key{device, std::string(spec.family->name()), spec.shape, spec.dtype};
-  Provenance provenance{info->driver_version(), info->nvrtc_version(),
-                        spec.family->source_hash(), spec.family->space_version()};
+  Provenance provenance{info->driver_version(), info->nvrtc_version(), spec.family->source_hash(),
+                        spec.family->space_version(), info->timing()};
   const std::string request_json = SpecJson(spec).dump();
   if (spec.resume) {
     auto earlier = store_.LatestSweepOfRequest(key, provenance, request_json);

@@ -494,6 +494,7 @@ absl::Status TunerService::FillResults(const std::vector<store::StoredRow>& rows
   summary->set_source_hash(sweep->provenance.source_hash);
   summary->set_driver_version(sweep->provenance.driver_version);
   summary->set_nvrtc_version(sweep->provenance.nvrtc_version);
+  summary->set_timing(sweep->provenance.timing);
   summary->set_started_at_ms(sweep->started_at_ms);
   summary->set_reference_name(sweep->reference.name);
   summary->set_reference_us(sweep->reference.time_us);

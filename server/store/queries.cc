@@ -70,7 +70,7 @@ constexpr std::string_view kSweepSelect =
     "SELECT s.id, m.name, s.gpu_uuid, k.family, s.shape, s.dtype, p.driver_version, "
     "p.nvrtc_version, k.source_hash, k.space_version, s.status, s.started_at_ms, "
     "s.finished_at_ms, s.request_json, s.reference_name, s.reference_us, "
-    "(SELECT COUNT(*) FROM rows r WHERE r.sweep_id = s.id) "
+    "(SELECT COUNT(*) FROM rows r WHERE r.sweep_id = s.id), s.timing "
     "FROM sweeps s JOIN device_models m ON m.id = s.device_model_id "
     "JOIN kernels k ON k.id = s.kernel_id JOIN provenances p ON p.id = s.provenance_id ";
 
@@ -102,6 +102,7 @@ absl::StatusOr<SweepInfo> ReadSweep(const Stmt& stmt) {
   info.reference.name = stmt.Text(14);
   info.reference.time_us = stmt.Double(15);
   info.rows = stmt.Int(16);
+  info.provenance.timing = stmt.Text(17);
   return info;
 }
 
@@ -157,7 +158,7 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
               "SELECT m.name, m.cc_major, m.cc_minor, m.sm_count, m.total_memory_bytes, w.family, "
               "w.shape, w.dtype, p.driver_version, p.nvrtc_version, w.source_hash, "
               "w.space_version, w.sweep_id, w.measured_at_ms, w.reference_name, w.reference_us, "
-              "w.ties, ",
+              "w.ties, w.timing, ",
               PrefixedMeasurementCols("w."),
               " FROM winners w JOIN device_models m ON m.id = w.device_model_id "
               "JOIN provenances p ON p.id = w.provenance_id WHERE ?1 = '' OR m.name = ?1"));
@@ -181,14 +182,14 @@ absl::StatusOr<std::vector<Winner>> QueryWinners(Db& db, std::string_view device
     w.shape = *std::move(shape);
     w.dtype = *dtype;
     w.provenance = {static_cast<int>(stmt->Int(8)), stmt->Text(9), stmt->Text(10),
-                    static_cast<int>(stmt->Int(11))};
+                    static_cast<int>(stmt->Int(11)), stmt->Text(17)};
     if (!stmt->IsNull(12)) w.sweep_id = stmt->Int(12);
     w.measured_at_ms = stmt->Int(13);
     w.reference = {stmt->Text(14), stmt->Double(15)};
     absl::StatusOr<std::vector<Params>> ties = ParseTies(stmt->Text(16));
     if (!ties.ok()) return ties.status();
     w.ties = *std::move(ties);
-    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 17);
+    absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 18);
     if (!m.ok()) return m.status();
     w.measurement = *std::move(m);
     out.push_back(std::move(w));
@@ -200,8 +201,8 @@ absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const 
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
       db, absl::StrCat("INSERT OR REPLACE INTO winners (device_model_id, family, source_hash, "
                        "shape, dtype, space_version, provenance_id, sweep_id, measured_at_ms, "
-                       "reference_name, reference_us, ties, ",
-                       kMeasurementCols, ") VALUES (", Placeholders(1, 12 + kMeasurementColCount),
+                       "reference_name, reference_us, ties, timing, ",
+                       kMeasurementCols, ") VALUES (", Placeholders(1, 13 + kMeasurementColCount),
                        ")"));
   if (!stmt.ok()) return stmt.status();
   stmt->Bind(1, model_id)
@@ -215,8 +216,9 @@ absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const 
       .Bind(9, w.measured_at_ms)
       .Bind(10, w.reference.name)
       .Bind(11, w.reference.time_us)
-      .Bind(12, FormatTies(w.ties));
-  BindMeasurement(*stmt, 13, w.measurement);
+      .Bind(12, FormatTies(w.ties))
+      .Bind(13, w.provenance.timing);
+  BindMeasurement(*stmt, 14, w.measurement);
   return stmt->Run();
 }
 
@@ -225,7 +227,8 @@ absl::StatusOr<std::optional<ExistingWinner>> FindWinner(Db& db, int64_t model_i
                                                          std::string_view source_hash,
                                                          const Shape& shape, DType dtype) {
   absl::StatusOr<Stmt> stmt = Stmt::Prepare(
-      db, absl::StrCat("SELECT provenance_id, space_version, measured_at_ms, ", kMeasurementCols,
+      db, absl::StrCat("SELECT provenance_id, space_version, measured_at_ms, timing, ",
+                       kMeasurementCols,
                        " FROM winners WHERE device_model_id = ?1 AND family = ?2 AND "
                        "source_hash = ?3 AND shape = ?4 AND dtype = ?5"));
   if (!stmt.ok()) return stmt.status();
@@ -241,7 +244,8 @@ absl::StatusOr<std::optional<ExistingWinner>> FindWinner(Db& db, int64_t model_i
   existing.provenance_id = stmt->Int(0);
   existing.space_version = static_cast<int>(stmt->Int(1));
   existing.measured_at_ms = stmt->Int(2);
-  absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 3);
+  existing.timing = stmt->Text(3);
+  absl::StatusOr<Measurement> m = ReadMeasurement(*stmt, 4);
   if (!m.ok()) return m.status();
   existing.measurement = *std::move(m);
   return std::optional<ExistingWinner>(std::move(existing));

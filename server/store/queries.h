@@ -45,6 +45,7 @@ absl::Status WriteWinner(Db& db, int64_t model_id, int64_t provenance_id, const 
 struct ExistingWinner {
   int64_t provenance_id = 0;
   int space_version = 0;
+  std::string timing;  // Provenance::timing
   Measurement measurement;
   int64_t measured_at_ms = 0;
 };

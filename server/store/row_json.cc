@@ -88,6 +88,7 @@ void PutProvenance(const Provenance& p, Json& out) {
   out["space_version"] = p.space_version;
   out["driver_version"] = p.driver_version;
   out["nvrtc_version"] = p.nvrtc_version;
+  if (!p.timing.empty()) out["timing"] = p.timing;
 }
 
 Json ReferenceJson(const Reference& r) {
@@ -162,6 +163,15 @@ absl::StatusOr<Provenance> GetProvenance(const Json& obj, const std::string& pat
   p.space_version = static_cast<int>(*space);
   p.driver_version = static_cast<int>(*driver);
   p.nvrtc_version = *nvrtc;
+  if (obj.contains("timing")) {
+    absl::StatusOr<std::string> timing = GetString(obj, path, "timing", true);
+    if (!timing.ok()) return timing.status();
+    if (*timing != kTimingHeld && *timing != kTimingIdle) {
+      return Bad(path + "/timing", absl::StrCat("expected \"", ToAbsl(kTimingHeld), "\" or \"",
+                                                ToAbsl(kTimingIdle), "\", got \"", *timing, "\""));
+    }
+    p.timing = *std::move(timing);
+  }
   return p;
 }
 

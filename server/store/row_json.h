@@ -38,13 +38,15 @@ Json ReferenceJson(const Reference& r);
 Json ResourcesJson(const ResourceUsage& r);
 // Writes kMeasurementFields of `m` into `out`.
 void PutMeasurement(const Measurement& m, Json& out);
-// Writes source_hash, space_version, driver_version, nvrtc_version.
+// Writes source_hash, space_version, driver_version, nvrtc_version, and timing where recorded
+// (table format 7).
 void PutProvenance(const Provenance& p, Json& out);
 
 // `j` (at `path`) as parameters: an object of [A-Za-z0-9_]+ names to integers.
 absl::StatusOr<Params> ParamsFromJson(const Json& j, const std::string& path);
 absl::StatusOr<int64_t> GetTime(const Json& obj, const std::string& path, const char* key);
 absl::StatusOr<Shape> GetShape(const Json& obj, const std::string& path);
+// Reads what PutProvenance writes; a "timing" present must be "held" or "idle".
 absl::StatusOr<Provenance> GetProvenance(const Json& obj, const std::string& path);
 absl::StatusOr<Reference> GetReference(const Json& obj, const std::string& path);
 // `r` (at `path`) as what ResourcesJson writes: every field, each an integer >= 0.

@@ -193,8 +193,17 @@ DROP TABLE matrix_cells;
 ALTER TABLE matrix_cells_v7 RENAME TO matrix_cells;
 )sql";
 
+// Version 8: how a sweep's samples were started (Provenance::timing: 'held' or 'idle'; '': not
+// recorded), on the sweep and on the winner it chose. Beside the provenance row rather than in
+// it: SQLite cannot widen that table's unique key in place while sweeps and winners refer to it.
+constexpr std::string_view kV7ToV8 = R"sql(
+ALTER TABLE sweeps ADD COLUMN timing TEXT NOT NULL DEFAULT '';
+ALTER TABLE winners ADD COLUMN timing TEXT NOT NULL DEFAULT '';
+)sql";
+
 // steps[v] migrates version v to v + 1 (steps[0] creates version 1).
-constexpr std::string_view kSteps[] = {kV1, kV1ToV2, kV2ToV3, kV3ToV4, kV4ToV5, kV5ToV6, kV6ToV7};
+constexpr std::string_view kSteps[] = {kV1,     kV1ToV2, kV2ToV3, kV3ToV4,
+                                       kV4ToV5, kV5ToV6, kV6ToV7, kV7ToV8};
 static_assert(std::size(kSteps) == kSchemaVersion);
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 namespace cutune::store {
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // The DDL that created a fresh version-1 database (frozen; for migration tests).
 std::string_view SchemaV1Ddl();

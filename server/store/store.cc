@@ -393,7 +393,7 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
 
   absl::StatusOr<Stmt> running = Stmt::Prepare(
       writer_,
-      "SELECT s.id, s.kernel_id, s.provenance_id FROM sweeps s JOIN kernels k ON k.id = "
+      "SELECT s.id, s.kernel_id, s.provenance_id, s.timing FROM sweeps s JOIN kernels k ON k.id = "
       "s.kernel_id WHERE s.device_model_id = ?1 AND k.family = ?2 AND s.shape = ?3 AND "
       "s.dtype = ?4 AND s.status = 'running' "
       // Another card of the same model may be tuning the same key right now: its sweep is its
@@ -412,15 +412,16 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
     absl::StatusOr<bool> row = running->Step();
     if (!row.ok()) return row.status();
     if (!*row) break;
-    if (!resume && running->Int(1) == *kernel_id && running->Int(2) == *prov_id) {
+    if (!resume && running->Int(1) == *kernel_id && running->Int(2) == *prov_id &&
+        running->Text(3) == provenance.timing) {
       resume = running->Int(0);
     } else {
       superseded.push_back(running->Int(0));
     }
   }
   for (int64_t id : superseded) {
-    // Rows measured under another driver, compiler or kernel source must not be mixed into
-    // this sweep; the old sweep is closed as failed and its rows stay for inspection.
+    // Rows measured under another driver, compiler, kernel source or timing method must not be
+    // mixed into this sweep; the old sweep is closed as failed and its rows stay for inspection.
     absl::StatusOr<Stmt> close = Stmt::Prepare(
         writer_, "UPDATE sweeps SET status = 'failed', finished_at_ms = ?2 WHERE id = ?1");
     if (!close.ok()) return close.status();
@@ -434,8 +435,8 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
     absl::StatusOr<Stmt> ins = Stmt::Prepare(
         writer_,
         "INSERT INTO sweeps (device_model_id, kernel_id, provenance_id, shape, dtype, "
-        "request_json, status, started_at_ms, gpu_uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-        "'running', ?7, ?8)");
+        "request_json, status, started_at_ms, gpu_uuid, timing) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+        "'running', ?7, ?8, ?9)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, *model_id)
         .Bind(2, *kernel_id)
@@ -444,7 +445,8 @@ absl::StatusOr<StartedSweep> Store::StartOrResumeSweep(const SweepKey& key,
         .Bind(5, DTypeName(key.dtype))
         .Bind(6, request_json)
         .Bind(7, NowMs())
-        .Bind(8, key.device.uuid);
+        .Bind(8, key.device.uuid)
+        .Bind(9, provenance.timing);
     if (absl::Status s = ins->Run(); !s.ok()) return s;
     started = {sqlite3_last_insert_rowid(writer_.get()), false};
   }
@@ -465,8 +467,8 @@ absl::StatusOr<std::optional<SweepInfo>> Store::LatestSweepOfRequest(
         (info.gpu_uuid.empty() || key.device.uuid.empty() || info.gpu_uuid == key.device.uuid) &&
         info.family == key.family && info.shape == key.shape && info.dtype == key.dtype &&
         p.driver_version == provenance.driver_version &&
-        p.nvrtc_version == provenance.nvrtc_version &&
-        p.source_hash == provenance.source_hash && p.space_version == provenance.space_version) {
+        p.nvrtc_version == provenance.nvrtc_version && p.source_hash == provenance.source_hash &&
+        p.space_version == provenance.space_version && p.timing == provenance.timing) {
       return std::move(info);
     }
   }
@@ -674,8 +676,10 @@ absl::StatusOr<FinishResult> Store::FinishSweep(int64_t sweep_id, SweepStatus st
       absl::StatusOr<std::optional<ExistingWinner>> existing =
           FindWinner(writer_, *model_id, w.family, w.provenance.source_hash, w.shape, w.dtype);
       if (!existing.ok()) return existing.status();
+      // A winner timed another way is replaced whatever its time: the two do not compare.
       bool replace = !existing->has_value() || (*existing)->provenance_id != *prov_id ||
                      (*existing)->space_version != w.provenance.space_version ||
+                     (*existing)->timing != w.provenance.timing ||
                      Supersedes(w.measurement, (*existing)->measurement);
       if (replace) {
         if (absl::Status s = WriteWinner(writer_, *model_id, *prov_id, w); !s.ok()) return s;

@@ -74,11 +74,11 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
       const double old_us = old.measurement.timing.median_us;
       // Tables round figures to 6 significant digits, so re-importing an export of this very
       // store must count as the same measurement, not a conflict.
-      bool same =
-          old.measurement.params == w.measurement.params &&
-          std::abs(old_us - w.measurement.timing.median_us) <= 1e-5 * old_us &&
-          old.measured_at_ms == w.measured_at_ms && old.provenance_id == *prov_id &&
-          old.space_version == w.provenance.space_version;
+      bool same = old.measurement.params == w.measurement.params &&
+                  std::abs(old_us - w.measurement.timing.median_us) <= 1e-5 * old_us &&
+                  old.measured_at_ms == w.measured_at_ms && old.provenance_id == *prov_id &&
+                  old.space_version == w.provenance.space_version &&
+                  old.timing == w.provenance.timing;
       if (!same) {
         switch (policy) {
           case MergePolicy::kFailOnConflict:
@@ -138,7 +138,7 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
         writer_,
         "INSERT INTO sweeps (device_model_id, kernel_id, provenance_id, shape, dtype, "
         "request_json, status, started_at_ms, finished_at_ms, reference_name, reference_us, "
-        "gpu_uuid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '')");
+        "gpu_uuid, timing) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, '', ?12)");
     if (!ins.ok()) return ins.status();
     ins->Bind(1, *model_id)
         .Bind(2, *kernel_id)
@@ -150,7 +150,8 @@ absl::StatusOr<ImportStats> Store::ApplyImport(const ImportBatch& batch, MergePo
         .Bind(8, info.started_at_ms)
         .Bind(9, info.finished_at_ms)
         .Bind(10, info.reference.name)
-        .Bind(11, info.reference.time_us);
+        .Bind(11, info.reference.time_us)
+        .Bind(12, info.provenance.timing);
     if (absl::Status s = ins->Run(); !s.ok()) return s;
     int64_t sweep_id = sqlite3_last_insert_rowid(writer_.get());
     ++stats.sweeps_added;

@@ -90,10 +90,12 @@ absl::StatusOr<TableDiff> DiffTables(std::string_view json_a, std::string_view j
     if (wa != nullptr) {
       e.params_a = wa->measurement.params;
       e.time_a_us = wa->measurement.timing.median_us;
+      e.timing_a = wa->provenance.timing;
     }
     if (wb != nullptr) {
       e.params_b = wb->measurement.params;
       e.time_b_us = wb->measurement.timing.median_us;
+      e.timing_b = wb->provenance.timing;
     }
     if (wa == nullptr) {
       e.change = TableDiffEntry::Change::kOnlyInB;
@@ -126,7 +128,10 @@ bool TableDiff::HasChanges() const {
 std::vector<const TableDiffEntry*> TableDiff::Regressions(double threshold_percent) const {
   std::vector<const TableDiffEntry*> out;
   for (const TableDiffEntry& e : entries) {
-    if (e.params_a && e.params_b && e.time_change_percent > threshold_percent) out.push_back(&e);
+    if (e.params_a && e.params_b && !e.TimingChanged() &&
+        e.time_change_percent > threshold_percent) {
+      out.push_back(&e);
+    }
   }
   return out;
 }
@@ -169,6 +174,7 @@ std::string TableDiff::ToText() const {
     return "";
   };
   auto params = [](const std::optional<Params>& p) { return p ? FormatParams(*p) : "-"; };
+  auto timing = [](const std::string& t) { return t.empty() ? std::string("unrecorded") : t; };
   for (const TableDiffEntry& e : entries) {
     absl::StrAppend(&out, e.device_model, " | ", e.family, " ", ToAbsl(DTypeName(e.dtype)), " ",
                     FormatShape(e.shape), " | ", ToAbsl(TableChangeName(e.change)), " | ");
@@ -180,14 +186,16 @@ std::string TableDiff::ToText() const {
         absl::StrAppend(&out, params(e.params_b), " ", absl::StrFormat("%.4g us", e.time_b_us));
         break;
       default:
-        absl::StrAppend(&out, params(e.params_a),
-                        e.change == TableDiffEntry::Change::kSame
-                            ? ""
-                            : absl::StrCat(" -> ", params(e.params_b)),
-                        absl::StrFormat(" | %.4g -> %.4g us (%+.2f%%)", e.time_a_us, e.time_b_us,
-                                        e.time_change_percent),
-                        ToAbsl(basis(e.tie_basis)),
-                        e.source_hash_changed ? " | source changed" : "");
+        absl::StrAppend(
+            &out, params(e.params_a),
+            e.change == TableDiffEntry::Change::kSame ? ""
+                                                      : absl::StrCat(" -> ", params(e.params_b)),
+            absl::StrFormat(" | %.4g -> %.4g us (%+.2f%%)", e.time_a_us, e.time_b_us,
+                            e.time_change_percent),
+            ToAbsl(basis(e.tie_basis)), e.source_hash_changed ? " | source changed" : "",
+            e.TimingChanged() ? absl::StrCat(" | timing ", timing(e.timing_a), " -> ",
+                                             timing(e.timing_b), ": times not compared")
+                              : "");
     }
     out += "\n";
   }

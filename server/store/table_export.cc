@@ -122,6 +122,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
              {"measured_at", FormatTime(w.measured_at_ms)}};
       PutMeasurement(w.measurement, e);
       PutProvenance(w.provenance, e);
+      if (!w.provenance.timing.empty()) version = std::max(version, kTableVersionTiming);
       if (!w.ties.empty()) {
         Json ties = Json::array();
         for (const Params& tie : w.ties) ties.push_back(ParamsJson(tie));
@@ -231,6 +232,7 @@ absl::StatusOr<std::string> ExportTable(Store& store, const ExportOptions& optio
                {"reference", ReferenceJson(s.info.reference)},
                {"request", s.info.request_json}};
         PutProvenance(s.info.provenance, e);
+        if (!s.info.provenance.timing.empty()) version = std::max(version, kTableVersionTiming);
         Json rows = Json::array();
         for (const StoredRow& r : s.rows) {
           Json row{{"outcome", std::string(OutcomeName(r.measurement.outcome))},

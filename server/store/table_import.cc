@@ -43,6 +43,14 @@ using internal::ParseJson;
 using internal::ProblemFields;
 using internal::SizeText;
 
+// A "timing" (Provenance::timing) is read from table version kTableVersionTiming on.
+absl::Status CheckTimingVersion(const Provenance& provenance, const std::string& path,
+                                int64_t version) {
+  if (provenance.timing.empty() || version >= kTableVersionTiming) return absl::OkStatus();
+  return Bad(path + "/timing", absl::StrCat("needs table version ", kTableVersionTiming,
+                                            " (this table is version ", version, ")"));
+}
+
 // The validator's verdict on an entry at `path`: its problem, then (unless null) its parameters.
 absl::Status CheckEntry(const EntryValidator& validator, const std::string& family,
                         const Shape& shape, const Params* params, const std::string& path) {
@@ -342,7 +350,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
                           Concat(kMeasurementFields, {"family", "dtype", "shape", "reference",
                                                       "measured_at", "source_hash", "space_version",
                                                       "driver_version", "nvrtc_version"}),
-                          {"ties"});
+                          {"ties", "timing"});
           !s.ok()) {
         return s;
       }
@@ -354,6 +362,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       w.dtype = problem->dtype;
       w.shape = std::move(problem->shape);
       w.provenance = std::move(problem->provenance);
+      if (absl::Status s = CheckTimingVersion(w.provenance, wp, *version); !s.ok()) return s;
       absl::StatusOr<Measurement> m = GetMeasurement(e, wp, /*has_outcome=*/false);
       if (!m.ok()) return m.status();
       const Params written = m->params;
@@ -420,7 +429,8 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
               CheckObject(e, sp,
                           {"family", "dtype", "shape", "status", "started_at", "finished_at",
                            "reference", "request", "rows", "source_hash", "space_version",
-                           "driver_version", "nvrtc_version"});
+                           "driver_version", "nvrtc_version"},
+                          {"timing"});
           !s.ok()) {
         return s;
       }
@@ -433,6 +443,7 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
       info.dtype = problem->dtype;
       info.shape = std::move(problem->shape);
       info.provenance = std::move(problem->provenance);
+      if (absl::Status s = CheckTimingVersion(info.provenance, sp, *version); !s.ok()) return s;
       if (absl::Status s = CheckEntry(validator, info.family, info.shape, nullptr, sp); !s.ok()) {
         return s;
       }

@@ -30,7 +30,8 @@ inline constexpr int kTableVersionPortfolios = 3;       // devices may hold "por
 inline constexpr int kTableVersionMemberResources = 4;  // portfolios may hold "resources"
 inline constexpr int kTableVersionJudged = 5;           // portfolios may hold "judged"
 inline constexpr int kTableVersionPortfolioSource = 6;  // portfolios may hold "source_hash"
-inline constexpr int kTableVersion = 6;                 // the newest
+inline constexpr int kTableVersionTiming = 7;           // winners and sweeps may hold "timing"
+inline constexpr int kTableVersion = 7;                 // the newest
 
 // The most a table may have, exported or imported (server/core/limits.h, shared with the gRPC
 // message limits of cutuned and its clients).
@@ -97,6 +98,11 @@ struct TableDiffEntry {
   double time_b_us = 0;
   double time_change_percent = 0;  // (b - a) / a * 100; positive: B is slower
   bool source_hash_changed = false;
+  // How each winner's samples were started (Provenance::timing; empty: not recorded).
+  std::string timing_a;
+  std::string timing_b;
+  // Both winners there, timed in two ways (or one way not recorded): their times do not compare.
+  bool TimingChanged() const { return params_a && params_b && timing_a != timing_b; }
 };
 
 struct TableDiff {
@@ -106,6 +112,7 @@ struct TableDiff {
   // `cutune table diff` exit 6.
   bool HasChanges() const;
   // Keys present in both whose time grew by more than `threshold_percent`.
+  // Keys whose timing changed are not among them (their times do not compare; ToText marks them).
   std::vector<const TableDiffEntry*> Regressions(double threshold_percent) const;
   // One line per key; `cutune table diff --json` prints the TableDiffReport message instead.
   std::string ToText() const;

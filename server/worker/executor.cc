@@ -200,6 +200,7 @@ absl::StatusOr<std::unique_ptr<Executor>> Executor::Create(int ordinal) {
       idle == nullptr || *idle == '\0') {
     ex->hold_ = HoldFlag(api, ex->stream_.get());
   }
+  info.set_timing(std::string(ex->hold_ ? kTimingHeld : kTimingIdle));
   auto scratch = cuda::DeviceBuffer::Allocate(64);
   if (!scratch.ok()) return scratch.status();
   ex->compare_scratch_ = std::move(*scratch);

@@ -40,7 +40,7 @@ pb::Measurement Row(int64_t tile, int64_t rows, double us, int64_t sequence,
 SweepData Sample() {
   SweepData d;
   d.problem = "transpose 256x256 f32";
-  d.provenance = {"NVIDIA H200", "0123456789abcdef0123", 13000, "13.0", 1764611712000, 7};
+  d.provenance = {"NVIDIA H200", "0123456789abcdef0123", 13000, "13.0", 1764611712000, 7, "held"};
   d.reference_name = "device copy";
   d.reference_us = 9;
   d.rows = {Row(32, 8, 12, 3), Row(32, 16, 10, 1), Row(64, 8, 10.05, 4),
@@ -123,7 +123,7 @@ TEST(ChartsTest, EveryPictureIsSelfContainedSvgWithItsProvenance) {
   const std::string provenance = ProvenanceLine(Sample().provenance);
   EXPECT_EQ(provenance,
             "NVIDIA H200 · sweep 7 · source 01234567…0123 · driver 13.0 · NVRTC 13.0 · "
-            "2025-12-01 17:55 UTC");
+            "held start · 2025-12-01 17:55 UTC");
   for (const auto& [id, svg] : SweepCharts(Sample())) {
     SCOPED_TRACE(id);
     EXPECT_THAT(svg, StartsWith("<svg xmlns=\"http://www.w3.org/2000/svg\""));

@@ -358,4 +358,43 @@ TEST(DaemonTest, SigtermStopsJobsResumablyAndTheNextDaemonResumes) {
 }
 
 }  // namespace
+// The worker says how it starts its samples; the sweep, its winner, the answer and the exported
+// table carry it, and a sweep timed the other way is a sweep of its own.
+TEST(DaemonTest, TheWorkersTimingMethodTravelsWithItsResults) {
+  TempDir dir;
+  for (const std::string timing : {"idle", "held"}) {
+    SCOPED_TRACE(timing);
+    auto daemon = Daemon::Start({"--db", dir.File("t.db"), "--worker", FakeWorker()},
+                                {"FAKE_WORKER_TIMING=" + timing});
+    ASSERT_NE(daemon, nullptr);
+    pb::StartTuningResponse started;
+    ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), SmallJob(64, 64), &started).ok());
+    EXPECT_EQ(WaitForJob(daemon->stub(), started.job_id()).state(),
+              pb::JobProgress::STATE_SUCCEEDED);
+    pb::GetBestConfigRequest lookup;
+    lookup.mutable_problem()->set_family("transpose");
+    lookup.mutable_problem()->add_shape(64);
+    lookup.mutable_problem()->add_shape(64);
+    pb::GetBestConfigResponse answer;
+    ASSERT_TRUE(daemon->stub().GetBestConfig(Context().get(), lookup, &answer).ok());
+    EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
+    EXPECT_EQ(answer.provenance().timing(), timing);
+    EXPECT_THAT(answer.stale(), IsEmpty());
+    pb::ExportTableRequest request;
+    request.set_include_rows(true);
+    pb::ExportTableResponse exported;
+    ASSERT_TRUE(daemon->stub().ExportTable(Context().get(), request, &exported).ok());
+    EXPECT_THAT(exported.json(), HasSubstr("\"version\": 7"));
+    EXPECT_THAT(exported.json(), HasSubstr("\"timing\":\"" + timing + "\""));
+  }
+  // Both sweeps are kept, each with its own method; the held one's winner replaced the idle one's.
+  auto store = store::Store::Open(dir.File("t.db"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto sweeps = (*store)->ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_THAT(*sweeps, SizeIs(2));
+  EXPECT_EQ((*sweeps)[0].provenance.timing, "held");  // newest first
+  EXPECT_EQ((*sweeps)[1].provenance.timing, "idle");
+}
+
 }  // namespace cutune::service::testing

@@ -53,14 +53,15 @@ pb::GetBestConfigRequest Lookup(std::vector<int64_t> shape,
 
 // A running sweep of transpose `shape` on the fake GPU with every candidate of the default space
 // measured except the last `left`, as a daemon killed mid-sweep leaves it: a job for this
-// problem resumes it and measures only those `left`.
+// problem resumes it and measures only those `left` (timed as the fake worker times: held).
 void SeedInterruptedSweep(store::Store& store, const Shape& shape, size_t left) {
   const kernels::KernelFamily& family = kernels::TransposeFamily();
   const DeviceDescription device{"Fake GPU", "GPU-fake-0", 9, 0, 132, int64_t{80} << 30};
   ASSERT_TRUE(store.UpsertDevice(device, 13000).ok());
-  auto sweep = store.StartOrResumeSweep(
-      {device, "transpose", shape, DType::kF32},
-      {13000, compiler::NvrtcVersion(), family.source_hash(), family.space_version()}, "{}");
+  auto sweep = store.StartOrResumeSweep({device, "transpose", shape, DType::kF32},
+                                        {13000, compiler::NvrtcVersion(), family.source_hash(),
+                                         family.space_version(), std::string(kTimingHeld)},
+                                        "{}");
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   std::vector<Params> candidates;
   family.default_space().ForEachValid(

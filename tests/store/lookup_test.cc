@@ -128,7 +128,7 @@ TEST_F(LookupTest, AnOwnModelThatPredictsWorseGivesWayToTheArchitecturesModel) {
 }
 
 TEST_F(LookupTest, FlagsStaleProvenanceInsteadOfHidingIt) {
-  RunSweep(*store_, H200(), "transpose", {4096, 4096}, {12080, "12.8", "old-hash", 1},
+  RunSweep(*store_, H200(), "transpose", {4096, 4096}, {12080, "12.8", "old-hash", 1, ""},
            {Ok({{"tile", 64}}, 40.0)});
   LookupResult hit = store_->Lookup(Query(H200(), {4096, 4096}));
   EXPECT_EQ(hit.rung, LookupRung::kExact);  // still the answer, but flagged

@@ -70,7 +70,7 @@ TEST(MigrationTest, Version1DatabaseIsMigratedWithItsData) {
   q.cc_major = 9;
   q.family = "transpose";
   q.shape = {4096, 4096};
-  q.current = {13000, "13.0", "hash-v1", 1};
+  q.current = {13000, "13.0", "hash-v1", 1, ""};
   LookupResult hit = (*store)->Lookup(q);
   EXPECT_EQ(hit.rung, LookupRung::kExact);
   EXPECT_EQ(hit.winner.params, (Params{{"tile", 32}}));
@@ -194,6 +194,33 @@ TEST(MigrationTest, Version6MatrixCellsAreKeptWithoutASource) {
           "time_us, source_hash) VALUES (1, 'transpose', 'f32', '4096x4096', 'tile=32', "
           "13.0, 'hash-new')");
   EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM matrix_cells"), 2);
+}
+
+TEST(MigrationTest, Version7SweepsAndWinnersHaveNoTimingRecorded) {
+  TempDir dir;
+  const std::string path = dir.File("v7.db");
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (int v = 1; v <= 7; ++v) ExecOrDie(db, std::string(SchemaStepDdl(v)));
+    ExecOrDie(db, "PRAGMA user_version = 7");
+    ExecOrDie(db, R"sql(
+      INSERT INTO device_models VALUES (1, 'NVIDIA H200', 9, 0, 132, 150000000000);
+      INSERT INTO provenances VALUES (1, 13000, '13.0');
+      INSERT INTO kernels VALUES (1, 'transpose', 'hash-v1', 1);
+      INSERT INTO sweeps (id, device_model_id, kernel_id, provenance_id, shape, dtype,
+                          request_json, status, started_at_ms, finished_at_ms)
+        VALUES (1, 1, 1, 1, '4096x4096', 'f32', '{}', 'succeeded', 1000, 2000);
+    )sql");
+    sqlite3_close(db);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(QueryInt(path, "PRAGMA user_version"), kSchemaVersion);
+  absl::StatusOr<SweepInfo> sweep = (*store)->GetSweep(1);
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(sweep->provenance.timing, "");  // not recorded, not guessed
+  EXPECT_EQ(QueryInt(path, "SELECT COUNT(*) FROM winners WHERE timing = ''"), 0);
 }
 
 TEST(MigrationTest, EveryStepHasFrozenDdl) {

@@ -219,6 +219,50 @@ TEST_F(StoreTest, RunningSweepUnderOtherProvenanceIsClosedNotResumed) {
   EXPECT_TRUE(done->empty());
 }
 
+TEST_F(StoreTest, ASweepIsNotResumedUnderAnotherTimingMethod) {
+  Provenance idle = Prov(), held = Prov();
+  idle.timing = std::string(kTimingIdle);
+  held.timing = std::string(kTimingHeld);
+  absl::StatusOr<StartedSweep> old_sweep = store_->StartOrResumeSweep(Key(), idle, "{}");
+  ASSERT_TRUE(old_sweep.ok());
+  ASSERT_TRUE(store_->RecordMeasurement(old_sweep->sweep_id, Ok({{"tile", 32}}, 120.0)).ok());
+  // The same method again resumes it...
+  absl::StatusOr<StartedSweep> again = store_->StartOrResumeSweep(Key(), idle, "{}");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->resumed);
+  // ...the other closes it: its rows do not compare with the new ones.
+  absl::StatusOr<StartedSweep> fresh = store_->StartOrResumeSweep(Key(), held, "{}");
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_FALSE(fresh->resumed);
+  absl::StatusOr<SweepInfo> old_info = store_->GetSweep(old_sweep->sweep_id);
+  ASSERT_TRUE(old_info.ok());
+  EXPECT_EQ(old_info->status, SweepStatus::kFailed);
+  EXPECT_EQ(old_info->provenance.timing, "idle");
+  absl::StatusOr<SweepInfo> fresh_info = store_->GetSweep(fresh->sweep_id);
+  ASSERT_TRUE(fresh_info.ok());
+  EXPECT_EQ(fresh_info->provenance.timing, "held");
+}
+
+TEST_F(StoreTest, AWinnerTimedAnotherWayIsReplacedWhateverItsTime) {
+  Provenance idle = Prov(), held = Prov();
+  idle.timing = std::string(kTimingIdle);
+  held.timing = std::string(kTimingHeld);
+  testing::RunSweep(*store_, H200(), "transpose", kShape, held, {Ok({{"tile", 32}}, 100.0)});
+  // Slower, timed the same way: kept.
+  testing::RunSweep(*store_, H200(), "transpose", kShape, held, {Ok({{"tile", 64}}, 110.0)});
+  EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 32}}));
+  // Slower, timed the other way: the two times do not compare, the newer sweep's winner stands.
+  testing::RunSweep(*store_, H200(), "transpose", kShape, idle, {Ok({{"tile", 16}}, 130.0)});
+  LookupResult hit = store_->Lookup(Query());
+  EXPECT_EQ(hit.winner.params, (Params{{"tile", 16}}));
+  EXPECT_EQ(hit.provenance.timing, "idle");
+  EXPECT_TRUE(hit.stale.empty());  // not stale: the configuration is as right
+  absl::StatusOr<std::vector<Winner>> winners = store_->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok());
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().provenance.timing, "idle");
+}
+
 TEST_F(StoreTest, WinnerChangesOnlyWhenFasterOrProvenanceChanged) {
   testing::RunSweep(*store_, H200(), "transpose", kShape, Prov(), {Ok({{"tile", 32}}, 100.0)});
   EXPECT_EQ(store_->Lookup(Query()).winner.params, (Params{{"tile", 32}}));

@@ -45,7 +45,7 @@ void Populate(Store& store) {
            {third, Ok({{"tile", 64}, {"pad", 0}}, 41.123456789),
             Rejected({{"tile", 256}, {"pad", 1}}, Outcome::kPruned, "shared memory > 227 KiB")});
   RunSweep(store, H200(), "transpose", {1024, 1024}, Prov(), {Ok({{"tile", 16}, {"pad", 1}}, 3.5)});
-  RunSweep(store, H200(), "matmul", {4096, 4096, 4096}, {13000, "13.0", "hash-matmul", 2},
+  RunSweep(store, H200(), "matmul", {4096, 4096, 4096}, {13000, "13.0", "hash-matmul", 2, ""},
            {Ok({{"bm", 128}, {"bn", 128}}, 2900.0),
             Rejected({{"bm", 256}, {"bn", 256}}, Outcome::kCompileFailed, "error: too big")});
   RunSweep(store, A100(), "transpose", {8192, 8192}, Prov(12080),
@@ -281,7 +281,7 @@ TEST(TablesTest, WrongContainersAreDescribedNotPrinted) {
   ExpectInvalid(
       ParseTable(R"({"format": "cutune-table", "version": [1, [2], {"a": 3}]})", kFamilies)
           .status(),
-      "table /version: unsupported table version (this cutune reads versions 1 to 6), "
+      "table /version: unsupported table version (this cutune reads versions 1 to 7), "
       "got an array of 3 elements");
   ExpectInvalid(ParseTable(R"({"format": "cutune-table", "version": 1,
                                "devices": {"a": [[[]]], "b": 2}})",
@@ -508,6 +508,87 @@ TEST(TablesTest, TiesTravelInVersion2TablesOnly) {
   absl::StatusOr<ImportBatch> batch = ParseTable(table.dump(), kFamilies);
   ASSERT_TRUE(batch.ok()) << batch.status();
   EXPECT_TRUE(batch->winners[0].ties.empty());
+}
+
+TEST(TablesTest, TimingTravelsInVersion7TablesOnly) {
+  TempDir dir;
+  // Nothing recorded: no "timing" and no version 7 (what an older cutune reads).
+  std::unique_ptr<Store> plain = OpenStore(dir, "plain.db");
+  Populate(*plain);
+  EXPECT_THAT(Export(*plain), ::testing::Not(HasSubstr("timing")));
+
+  Provenance held = Prov();
+  held.timing = std::string(kTimingHeld);
+  std::unique_ptr<Store> source = OpenStore(dir, "source.db");
+  RunSweep(*source, H200(), "transpose", {8192, 8192}, held, {Ok({{"tile", 32}}, 40.0)});
+  const std::string exported = Export(*source);
+  Json table = Json::parse(exported);
+  EXPECT_EQ(table["version"], 7);
+  EXPECT_EQ(table["devices"][0]["winners"][0]["timing"], "held");
+  EXPECT_EQ(table["devices"][0]["sweeps"][0]["timing"], "held");
+  std::unique_ptr<Store> copy = OpenStore(dir, "copy.db");
+  ASSERT_TRUE(ImportTable(*copy, exported, {kFamilies, MergePolicy::kKeepFaster}).ok());
+  absl::StatusOr<std::vector<Winner>> winners = copy->ListWinners("NVIDIA H200");
+  ASSERT_TRUE(winners.ok());
+  ASSERT_EQ(winners->size(), 1u);
+  EXPECT_EQ(winners->front().provenance.timing, "held");
+  absl::StatusOr<std::vector<SweepInfo>> sweeps = copy->ListSweeps();
+  ASSERT_TRUE(sweeps.ok());
+  ASSERT_EQ(sweeps->size(), 1u);
+  EXPECT_EQ(sweeps->front().provenance.timing, "held");
+  EXPECT_EQ(Export(*copy), exported);
+
+  // Before version 7, or an unknown method: refused where it is, nothing imported.
+  Json old = table;
+  old["version"] = 6;
+  std::unique_ptr<Store> empty = OpenStore(dir, "empty.db");
+  absl::StatusOr<ImportStats> refused =
+      ImportTable(*empty, old.dump(), {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("/devices/0/winners/0/timing: needs table version 7"));
+  Json odd = table;
+  odd["devices"][0]["sweeps"][0]["timing"] = "fast";
+  refused = ImportTable(*empty, odd.dump(), {kFamilies, MergePolicy::kKeepFaster});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr(R"(/devices/0/sweeps/0/timing: expected "held" or "idle", got "fast")"));
+  absl::StatusOr<std::vector<Winner>> none = empty->ListWinners("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST(TablesTest, DiffComparesNoTimesAcrossTimingMethods) {
+  Json a = Json::parse(OneWinner(32, 100.0, "2025-03-01T10:00:00.000Z"));
+  a["version"] = 7;
+  a["devices"][0]["winners"][0]["timing"] = "idle";
+  Json b = a;
+  b["devices"][0]["winners"][0]["timing"] = "held";
+  b["devices"][0]["winners"][0]["time_us"] = 130.0;  // 30% slower, timed another way
+  absl::StatusOr<TableDiff> diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  ASSERT_EQ(diff->entries.size(), 1u);
+  EXPECT_TRUE(diff->entries[0].TimingChanged());
+  EXPECT_EQ(diff->entries[0].timing_a, "idle");
+  EXPECT_EQ(diff->entries[0].timing_b, "held");
+  EXPECT_TRUE(diff->Regressions(5.0).empty());
+  EXPECT_FALSE(diff->HasChanges());  // the same winner
+  EXPECT_THAT(diff->ToText(), HasSubstr("| same | tile=32 | 100 -> 130 us (+30.00%) | timing idle "
+                                        "-> held: times not compared"));
+  // Timed alike, the same 30% is a regression.
+  a["devices"][0]["winners"][0]["timing"] = "held";
+  diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_FALSE(diff->entries[0].TimingChanged());
+  EXPECT_EQ(diff->Regressions(5.0).size(), 1u);
+  // A table from before timing was recorded against one that records it: not compared either.
+  a["version"] = 6;
+  a["devices"][0]["winners"][0].erase("timing");
+  diff = DiffTables(a.dump(), b.dump());
+  ASSERT_TRUE(diff.ok()) << diff.status();
+  EXPECT_TRUE(diff->Regressions(5.0).empty());
+  EXPECT_THAT(diff->ToText(), HasSubstr("timing unrecorded -> held: times not compared"));
 }
 
 TEST(TablesTest, MergePolicies) {

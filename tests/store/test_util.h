@@ -29,7 +29,7 @@ inline DeviceDescription A100(std::string uuid = "GPU-cccc") {
 }
 
 inline Provenance Prov(int driver = 13000, std::string hash = "hash-transpose-1") {
-  return {driver, "13.0", std::move(hash), 1};
+  return {driver, "13.0", std::move(hash), 1, ""};
 }
 
 inline Measurement Ok(Params params, double median_us) {

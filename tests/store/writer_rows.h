@@ -16,7 +16,7 @@ inline SweepKey Key() {
           DType::kF32};
 }
 
-inline Provenance Prov() { return {13000, "13.0", "crash-hash", 1}; }
+inline Provenance Prov() { return {13000, "13.0", "crash-hash", 1, ""}; }
 
 inline Measurement Candidate(int i) {
   Measurement m;

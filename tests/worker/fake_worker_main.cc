@@ -9,6 +9,7 @@
 //   FAKE_WORKER_FIRST_SCALE=F multiplies the times of verifying runs (a candidate's first
 //   measurement) by F, as small kernels on an H200 time below their re-measurements;
 //   FAKE_WORKER_DEVICES=N reports N GPUs (default 1); FAKE_WORKER_MEMORY_MB=N its memory;
+//   FAKE_WORKER_TIMING=T the timing it says its samples start with (default "held");
 //   FAKE_WORKER_POISON_FILE=F: while F exists, the next run removes it and answers as a poisoned
 //   worker does (an error marked exiting, then exit); FAKE_WORKER_CRASH_FILE=F and
 //   FAKE_WORKER_HANG_FILE=F: while F exists, the next run removes it and dies (a candidate that
@@ -104,6 +105,8 @@ int main(int argc, char** argv) {
   ready.set_max_registers_per_sm(64 * 1024);
   ready.set_driver_version(13000);
   ready.set_nvrtc_version(cutune::compiler::NvrtcVersion());
+  const char* timing = std::getenv("FAKE_WORKER_TIMING");
+  ready.set_timing(timing ? timing : "held");
   const char* devices = std::getenv("FAKE_WORKER_DEVICES");
   ready.set_device_count(devices ? std::atoi(devices) : 1);
   (void)WriteFrame(fd, hello);
