@@ -371,12 +371,9 @@ TEST(DaemonTest, TheWorkersTimingMethodTravelsWithItsResults) {
     ASSERT_TRUE(daemon->stub().StartTuning(Context().get(), SmallJob(64, 64), &started).ok());
     EXPECT_EQ(WaitForJob(daemon->stub(), started.job_id()).state(),
               pb::JobProgress::STATE_SUCCEEDED);
-    pb::GetBestConfigRequest lookup;
-    lookup.mutable_problem()->set_family("transpose");
-    lookup.mutable_problem()->add_shape(64);
-    lookup.mutable_problem()->add_shape(64);
     pb::GetBestConfigResponse answer;
-    ASSERT_TRUE(daemon->stub().GetBestConfig(Context().get(), lookup, &answer).ok());
+    ASSERT_TRUE(
+        daemon->stub().GetBestConfig(Context().get(), Lookup("transpose", {64, 64}), &answer).ok());
     EXPECT_EQ(answer.rung(), pb::GetBestConfigResponse::RUNG_EXACT);
     EXPECT_EQ(answer.provenance().timing(), timing);
     EXPECT_THAT(answer.stale(), IsEmpty());

@@ -63,13 +63,6 @@ int Threads(pid_t pid) {
   return count;
 }
 
-pb::GetBestConfigRequest Lookup(const std::string& family, std::vector<int64_t> shape) {
-  pb::GetBestConfigRequest request;
-  request.mutable_problem()->set_family(family);
-  for (int64_t d : shape) request.mutable_problem()->add_shape(d);
-  return request;
-}
-
 // --- 3: lookups never wait on a worker ---------------------------------------------------------
 
 TEST(HardeningTest, LookupsAndListingsDoNotWaitForACandidateInFlight) {

@@ -105,6 +105,15 @@ pb::StartTuningRequest SmallJob(int64_t rows_dim, int64_t cols_dim, std::vector<
   return request;
 }
 
+pb::GetBestConfigRequest Lookup(const std::string& family, std::vector<int64_t> shape,
+                                const std::string& dtype) {
+  pb::GetBestConfigRequest request;
+  request.mutable_problem()->set_family(family);
+  for (int64_t d : shape) request.mutable_problem()->add_shape(d);
+  request.mutable_problem()->set_dtype(dtype);
+  return request;
+}
+
 std::unique_ptr<grpc::ClientContext> Context(std::chrono::milliseconds deadline,
                                              const std::string& token) {
   auto context = std::make_unique<grpc::ClientContext>();

@@ -116,6 +116,10 @@ class TestServer {
 pb::StartTuningRequest SmallJob(int64_t rows_dim, int64_t cols_dim,
                                 std::vector<int64_t> rows = {8, 16}, bool both_pads = true);
 
+// A GetBestConfig request for one problem (no device: the daemon's only model answers).
+pb::GetBestConfigRequest Lookup(const std::string& family, std::vector<int64_t> shape,
+                                const std::string& dtype = "f32");
+
 // A client context with a deadline, and optionally a bearer token.
 std::unique_ptr<grpc::ClientContext> Context(std::chrono::milliseconds deadline = std::chrono::seconds(30),
                                              const std::string& token = "");

@@ -31,15 +31,6 @@ std::string ReadAsset(const std::string& name) {
   return buffer.str();
 }
 
-pb::GetBestConfigRequest Lookup(const std::string& family, std::vector<int64_t> shape,
-                                const std::string& dtype = "f32") {
-  pb::GetBestConfigRequest request;
-  request.mutable_problem()->set_family(family);
-  for (int64_t d : shape) request.mutable_problem()->add_shape(d);
-  request.mutable_problem()->set_dtype(dtype);
-  return request;
-}
-
 grpc::Status Call(pb::Tuner::Stub& stub, const pb::GetBestConfigRequest& request,
                   pb::GetBestConfigResponse* response = nullptr, const std::string& token = "") {
   pb::GetBestConfigResponse ignored;
