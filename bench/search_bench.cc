@@ -4,7 +4,8 @@
 // The design target: within 3% of the brute-force optimum with at most 15% of the evaluations,
 // median over seeds. With --table, `quick` starts where a daemon holding only that table starts
 // it for --device (its quick start: the table's portfolio and winners, or those of a model of
-// the same compute capability); without, from the family baseline alone. Quick is deterministic,
+// the same compute capability); without, as a daemon holding no table: the family's starters,
+// then its baseline (store/quick_start.h). Quick is deterministic,
 // so one seed is enough for it.
 #include <algorithm>
 #include <cmath>
@@ -20,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "kernels/family.h"
 #include "server/service/offline_table.h"
+#include "server/store/quick_start.h"
 #include "server/tuner/replay.h"
 
 namespace {
@@ -61,8 +63,12 @@ int main(int argc, char** argv) {
   std::string table_path, device_name = "NVIDIA H200";
   std::string capability = "9.0";
   app.add_option("--table", table_path,
-                 "A tuning table: quick starts as a daemon holding only it starts (else from "
-                 "the family baseline)");
+                 "A tuning table: quick starts as a daemon holding only it starts (else as one "
+                 "holding no table: the family's starters, then its baseline)");
+  bool no_starters = false;
+  app.add_flag("--no-starters", no_starters,
+               "Without --table: quick from the family baseline alone (no starters), as before "
+               "they existed");
   app.add_option("--device", device_name, "The GPU model asking, for --table's quick start")
       ->capture_default_str();
   app.add_option("--cc", capability, "--device's compute capability (MAJOR.MINOR)")
@@ -134,6 +140,9 @@ int main(int argc, char** argv) {
         return 4;
       }
       start = *std::move(started);
+    } else {
+      store::FinishQuickStart(start, no_starters ? std::vector<Params>{} : family->starters(),
+                              family->baseline());
     }
     for (const std::string& strategy : strategies) {
       std::vector<double> gaps;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
@@ -230,6 +232,20 @@ const KernelFamily* FindFamily(std::string_view name) {
 }
 
 std::vector<const KernelFamily*> AllFamilies() { return {&TransposeFamily(), &MatmulFamily()}; }
+
+std::vector<Params> ParamsList(std::initializer_list<std::string_view> written) {
+  std::vector<Params> list;
+  for (std::string_view text : written) {
+    absl::StatusOr<Params> params = ParseParams(text);
+    if (!params.ok()) {
+      std::fprintf(stderr, "kernels: bad configuration '%.*s': %s\n", static_cast<int>(text.size()),
+                   text.data(), std::string(params.status().message()).c_str());
+      std::abort();
+    }
+    list.push_back(*std::move(params));
+  }
+  return list;
+}
 
 absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name) {
   if (const KernelFamily* family = FindFamily(name)) return family;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,10 @@ class KernelFamily {
   virtual const Space& default_space() const = 0;
   // The seed's kernel: the baseline and the last rung of the lookup ladder.
   virtual Params baseline() const = 0;
+  // Where a quick sweep starts when the store knows too little of the device (no table of its
+  // model or architecture): configurations that cover the family's shapes on the GPUs it was
+  // tuned on, best first (store/quick_start.h). Each is a candidate of the default space.
+  virtual std::vector<Params> starters() const { return {}; }
 
   // Entry points (extern "C"): the candidate kernel and the trusted reference kernel.
   static constexpr std::string_view kKernelName = "cutune_kernel";
@@ -199,6 +204,10 @@ class KernelFamily {
 // The registry of families the server knows. Clients name families; they never send code.
 const KernelFamily* FindFamily(std::string_view name);
 std::vector<const KernelFamily*> AllFamilies();
+
+// Configurations written as FormatParams writes them (a family's starters). A malformed one is a
+// programming error: it aborts naming the text, in the first test that asks for the list.
+std::vector<Params> ParamsList(std::initializer_list<std::string_view> written);
 absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name);  // NOT_FOUND with the list
 
 // The admission check for a configuration that comes from outside a sweep of the default space

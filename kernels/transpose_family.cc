@@ -80,6 +80,18 @@ class TransposeFamilyImpl final : public KernelFamily {
             {"pad", 1},  {"swizzle", 0}, {"minb", 0}};
   }
 
+  // Four members of the H200's portfolio (tables/nvidia-h200.json), chosen as matmul's starters
+  // are: within 1.5% of the winner at 90% of its 43 grid shapes (5.2% at worst). The descent
+  // from the baseline alone finds the transposes' best too, in more evaluations.
+  std::vector<Params> starters() const override {
+    return ParamsList({
+        "minb=0,pad=0,rows=16,smem=1,swizzle=1,tile=64,vec=2",
+        "minb=0,pad=0,rows=16,smem=1,swizzle=2,tile=64,vec=4",
+        "minb=0,pad=0,rows=8,smem=1,swizzle=2,tile=64,vec=4",
+        "minb=2,pad=1,rows=8,smem=1,swizzle=0,tile=32,vec=2",
+    });
+  }
+
   std::vector<std::string> Defines(const Params& params) const override {
     return DefinesFromParams(params);
   }

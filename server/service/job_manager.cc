@@ -567,7 +567,7 @@ void JobManager::RunJob(Lane& lane, const std::shared_ptr<Job>& job) {
     const store::DeviceModel model{device.name, device.cc_major, device.cc_minor,
                                    device.sm_count, device.total_memory_bytes};
     auto start = store::QuickStart(store_, model, spec.family->name(), spec.dtype, spec.shape,
-                                   spec.family->baseline());
+                                   spec.family->starters(), spec.family->baseline());
     if (!start.ok()) return fail(start.status());
     options.candidates = *std::move(start);
   }

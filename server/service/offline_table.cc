@@ -97,7 +97,8 @@ absl::StatusOr<pb::GetBestConfigResponse> OfflineTable::Answer(
 absl::StatusOr<std::vector<Params>> OfflineTable::QuickStart(
     const store::DeviceModel& device, const kernels::KernelFamily& family, DType dtype,
     const Shape& shape) const {
-  return store::QuickStart(*store_, device, family.name(), dtype, shape, family.baseline());
+  return store::QuickStart(*store_, device, family.name(), dtype, shape, family.starters(),
+                           family.baseline());
 }
 
 }  // namespace cutune::service

@@ -9,7 +9,9 @@ namespace cutune::store {
 
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
-                                               const Shape& shape, const Params& baseline) {
+                                               const Shape& shape,
+                                               const std::vector<Params>& starters,
+                                               const Params& baseline) {
   absl::StatusOr<std::vector<DeviceModel>> known = store.ListDeviceModels();
   if (!known.ok()) return known.status();
   std::vector<Params> start;
@@ -71,8 +73,20 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
   for (const auto& models_tuned : tuned) {
     for (const Params& p : predict::NearestWinners(models_tuned, shape)) add(p);
   }
-  if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
+  FinishQuickStart(start, starters, baseline);
   return start;
+}
+
+void FinishQuickStart(std::vector<Params>& start, const std::vector<Params>& starters,
+                      const Params& baseline) {
+  auto listed = [&](const Params& p) {
+    return std::find(start.begin(), start.end(), p) != start.end();
+  };
+  for (const Params& p : starters) {
+    if (start.size() >= predict::kMaxMembers) break;
+    if (!listed(p)) start.push_back(p);
+  }
+  if (!listed(baseline)) start.push_back(baseline);
 }
 
 }  // namespace cutune::store

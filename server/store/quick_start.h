@@ -28,9 +28,19 @@ namespace cutune::store {
 // portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
 // it worse (section 19). Where the own prediction model gives way to another (Store::GivesWayTo),
 // that model's winner of the shape comes right after the own one, and its members first in each
-// turn.
+// turn. Then the family's `starters` fill what room is left: a device whose model and
+// architecture the store does not know (or a store without tables) started from `baseline`
+// alone, 2-6x slower than the best on an H100 (bench/results/unseen-shapes.md, section 35).
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
-                                               const Shape& shape, const Params& baseline);
+                                               const Shape& shape,
+                                               const std::vector<Params>& starters,
+                                               const Params& baseline);
+
+// The end of every quick start: `starters` not yet in `start` while it holds fewer than
+// predict::kMaxMembers, then `baseline` unless already in. What a store that knows nothing
+// starts from is FinishQuickStart({}, starters, baseline).
+void FinishQuickStart(std::vector<Params>& start, const std::vector<Params>& starters,
+                      const Params& baseline);
 
 }  // namespace cutune::store

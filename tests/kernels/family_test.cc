@@ -97,6 +97,26 @@ TEST(DefaultSpaceTest, SizesBaselinesAndDefines) {
   EXPECT_THAT(MatmulFamily().Defines(stream), Contains("-DCT_SEMAPHORES=1024"));
 }
 
+// Each family's starters (where a quick sweep starts on a GPU no table knows) are distinct
+// candidates of its default space, and leave room in a quick start's 32 for what a store knows.
+TEST(DefaultSpaceTest, StartersAreCandidatesOfTheDefaultSpace) {
+  for (const KernelFamily* family : AllFamilies()) {
+    const std::vector<Params> starters = family->starters();
+    EXPECT_GE(starters.size(), 4u) << family->name();
+    EXPECT_LE(starters.size(), 16u) << family->name();
+    for (size_t i = 0; i < starters.size(); ++i) {
+      EXPECT_TRUE(family->default_space().Admit(starters[i], /*strict=*/true).ok())
+          << family->name() << " " << FormatParams(starters[i]);
+      EXPECT_NE(starters[i], family->baseline()) << family->name();
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(starters[i], starters[j]) << family->name() << i;
+    }
+  }
+}
+
+TEST(DefaultSpaceTest, AMalformedStarterAbortsNamingIt) {
+  EXPECT_DEATH(ParamsList({"tile=64", "tile"}), "bad configuration 'tile'");
+}
+
 // K or N not a multiple of 4: the register-staged, double-buffered float4 candidates are built
 // for rows off 16-byte boundaries (their fast path loads scalars); nothing else changes, and
 // aligned shapes build as without a shape.

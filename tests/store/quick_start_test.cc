@@ -59,9 +59,10 @@ class QuickStartTest : public ::testing::Test {
     ASSERT_TRUE(store_->UpsertDevice(H100(), 13000).ok());
     ASSERT_TRUE(store_->UpsertDevice(A100(), 13000).ok());
   }
-  std::vector<Params> Start(const DeviceDescription& device, const Shape& shape) {
+  std::vector<Params> Start(const DeviceDescription& device, const Shape& shape,
+                            const std::vector<Params>& starters = {}) {
     absl::StatusOr<std::vector<Params>> start =
-        QuickStart(*store_, ModelOf(device), "transpose", DType::kF32, shape, kBaseline);
+        QuickStart(*store_, ModelOf(device), "transpose", DType::kF32, shape, starters, kBaseline);
     EXPECT_TRUE(start.ok()) << start.status();
     return start.ok() ? *start : std::vector<Params>{};
   }
@@ -174,6 +175,40 @@ TEST_F(QuickStartTest, TheServingModelsPortfoliosShareTheStartInTurns) {
     EXPECT_EQ(start[2 * i], own[i]) << i;
     EXPECT_EQ(start[2 * i + 1], other[i]) << i;
   }
+}
+
+// The family's starters come after everything the store knows, while there is room: a device of
+// an architecture the store has no table for started from the baseline alone.
+TEST_F(QuickStartTest, TheFamilysStartersFillTheRoomLeftBeforeTheBaseline) {
+  const std::vector<Params> starters = {Tile(2), Tile(32), Tile(3)};
+  EXPECT_THAT(Start(A100(), {1000, 1000}, starters),
+              ElementsAre(Tile(2), Tile(32), Tile(3), kBaseline));
+  // After the architecture's winners; one already listed is not listed again.
+  EXPECT_THAT(Start(H100(), {1000, 1000}, starters),
+              ElementsAre(Tile(32), Tile(64), Tile(2), Tile(3), kBaseline));
+  // The baseline among them keeps its place.
+  EXPECT_THAT(Start(A100(), {1000, 1000}, {Tile(2), kBaseline, Tile(3)}),
+              ElementsAre(Tile(2), kBaseline, Tile(3)));
+  std::vector<Params> none;
+  FinishQuickStart(none, starters, kBaseline);
+  EXPECT_THAT(none, ElementsAre(Tile(2), Tile(32), Tile(3), kBaseline))
+      << "what a store that knows nothing starts from";
+}
+
+TEST_F(QuickStartTest, FullPortfoliosLeaveNoRoomForTheStarters) {
+  std::vector<Measurement> results;
+  for (int64_t j = 0; j < 40; ++j) results.push_back(Ok(Tile(100 + j), 10.0 + j));
+  for (int64_t i = 0; i < 40; ++i) {
+    RunSweep(*store_, A100(), "transpose", {512 + 64 * i, 4096}, Prov(), {results[i]});
+  }
+  const std::vector<Params> start = Start(A100(), {1000, 3000}, {Tile(2), Tile(3)});
+  ASSERT_EQ(start.size(), 33u) << "32 and the baseline";
+  EXPECT_EQ(std::count(start.begin(), start.end(), Tile(2)), 0);
+  EXPECT_EQ(start.back(), kBaseline);
+  // Room for one: the first starter takes it.
+  std::vector<Params> almost(start.begin(), start.begin() + 31);
+  FinishQuickStart(almost, {Tile(2), Tile(3)}, kBaseline);
+  EXPECT_THAT(std::vector<Params>(almost.end() - 2, almost.end()), ElementsAre(Tile(2), kBaseline));
 }
 
 TEST_F(QuickStartTest, TheBaselineIsListedOnce) {
