@@ -43,12 +43,18 @@ using internal::ParseJson;
 using internal::ProblemFields;
 using internal::SizeText;
 
+// A field at `path` that tables carry from version `needed` on, in a table of `version`.
+absl::Status NeedsVersion(const std::string& path, int64_t needed, int64_t version) {
+  if (version >= needed) return absl::OkStatus();
+  return Bad(
+      path, absl::StrCat("needs table version ", needed, " (this table is version ", version, ")"));
+}
+
 // A "timing" (Provenance::timing) is read from table version kTableVersionTiming on.
 absl::Status CheckTimingVersion(const Provenance& provenance, const std::string& path,
                                 int64_t version) {
-  if (provenance.timing.empty() || version >= kTableVersionTiming) return absl::OkStatus();
-  return Bad(path + "/timing", absl::StrCat("needs table version ", kTableVersionTiming,
-                                            " (this table is version ", version, ")"));
+  if (provenance.timing.empty()) return absl::OkStatus();
+  return NeedsVersion(path + "/timing", kTableVersionTiming, version);
 }
 
 // The validator's verdict on an entry at `path`: its problem, then (unless null) its parameters.
@@ -149,9 +155,9 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     }
     std::string source;
     if (e.contains("source_hash")) {
-      if (version < kTableVersionPortfolioSource) {
-        return Bad(pp + "/source_hash",
-                   absl::StrCat("needs table version ", kTableVersionPortfolioSource));
+      if (absl::Status s = NeedsVersion(pp + "/source_hash", kTableVersionPortfolioSource, version);
+          !s.ok()) {
+        return s;
       }
       absl::StatusOr<std::string> hash = GetString(e, pp, "source_hash", true);
       if (!hash.ok()) return hash.status();
@@ -181,8 +187,8 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     std::map<Params, ResourceUsage> reports;
     if (e.contains("resources")) {
       const std::string rsp = pp + "/resources";
-      if (version < kTableVersionMemberResources) {
-        return Bad(rsp, absl::StrCat("needs table version ", kTableVersionMemberResources));
+      if (absl::Status s = NeedsVersion(rsp, kTableVersionMemberResources, version); !s.ok()) {
+        return s;
       }
       const Json& rs = e["resources"];
       if (!rs.is_array() || rs.size() != members.size()) {
@@ -236,9 +242,7 @@ absl::Status GetPortfolios(const Json& j, const std::string& path, const std::st
     // the members', without a report.
     if (e.contains("judged")) {
       const std::string jp = pp + "/judged";
-      if (version < kTableVersionJudged) {
-        return Bad(jp, absl::StrCat("needs table version ", kTableVersionJudged));
-      }
+      if (absl::Status s = NeedsVersion(jp, kTableVersionJudged, version); !s.ok()) return s;
       const Json& judged = e["judged"];
       if (!judged.is_array()) return Bad(jp, absl::StrCat("expected an array", Got(judged)));
       for (size_t c = 0; c < judged.size(); ++c) {
@@ -379,9 +383,8 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
         return s;
       }
       if (e.contains("ties")) {
-        if (*version < kTableVersionTies) {
-          return Bad(wp + "/ties", absl::StrCat("needs table version ", kTableVersionTies,
-                                                " (this table is version ", *version, ")"));
+        if (absl::Status s = NeedsVersion(wp + "/ties", kTableVersionTies, *version); !s.ok()) {
+          return s;
         }
         absl::StatusOr<std::vector<Params>> ties =
             GetTies(e["ties"], wp + "/ties", w.family, written, validator);
@@ -400,9 +403,9 @@ absl::StatusOr<ImportBatch> ParseTableJson(std::string_view json_text,
     }
 
     if (dev.contains("portfolios")) {
-      if (*version < kTableVersionPortfolios) {
-        return Bad(dp + "/portfolios",
-                   absl::StrCat("needs table version ", kTableVersionPortfolios));
+      if (absl::Status s = NeedsVersion(dp + "/portfolios", kTableVersionPortfolios, *version);
+          !s.ok()) {
+        return s;
       }
       std::map<std::string, std::set<std::string>> winner_sources;
       for (const Winner& w : batch.winners) {
