@@ -16,6 +16,7 @@
 #include "server/compiler/cache.h"
 #include "server/compiler/pool.h"
 #include "server/service/offline_table.h"
+#include "server/store/quick_start.h"
 #include "server/tuner/sweep.h"
 #include "server/worker/supervisor.h"
 
@@ -252,21 +253,22 @@ int main(int argc, char** argv) {
   if (!skip_matmul) {
     // The quick rows start where a daemon holding only `table` starts ANSWER_NOW_AND_TUNE's
     // sweep on this GPU (store/quick_start.h): its own portfolio, else that of a device of the
-    // same architecture in the table.
+    // same architecture in the table, then the family's starters; without the table, where a
+    // daemon holding none starts it (the starters, then the baseline).
     auto offline = service::OfflineTable::Open(table);
     if (!offline.ok()) std::cerr << "cutune-bench: " << offline.status() << "\n";
     const store::DeviceModel self{info->name(), info->cc_major(), info->cc_minor(),
                                   info->sm_count(), info->total_memory_bytes()};
     auto start_of = [&](const Shape& shape) {
-      if (!offline.ok()) return std::vector<Params>{matmul.baseline()};
       absl::StatusOr<std::vector<Params>> start =
-          (*offline)->QuickStart(self, matmul, DType::kF32, shape);
-      if (!start.ok()) std::cerr << "cutune-bench: " << start.status() << "\n";
-      return start.ok() ? *start : std::vector<Params>{matmul.baseline()};
+          offline.ok() ? (*offline)->QuickStart(self, matmul, DType::kF32, shape)
+                       : absl::StatusOr<std::vector<Params>>(offline.status());
+      if (offline.ok() && !start.ok()) std::cerr << "cutune-bench: " << start.status() << "\n";
+      return start.ok() ? *start : store::QuickStartOfNothing(matmul.starters(), matmul.baseline());
     };
     std::cerr << "awkward set: quick from " << start_of({4096, 4096, 4096}).size()
               << " configurations of " << table << " (its portfolio and winners for "
-              << info->name() << " or its architecture, and the baseline)\n";
+              << info->name() << " or its architecture, the family's starters, the baseline)\n";
     std::vector<double> awkward, awkward_quick;
     for (Shape shape : {Shape{4097, 1023, 777}, Shape{127, 8192, 4096}, Shape{2048, 512, 8192},
                         Shape{16, 8192, 8192}, Shape{8192, 32, 8192}, Shape{64, 16384, 4096},

@@ -74,6 +74,12 @@ int main(int argc, char** argv) {
   app.add_option("--cc", capability, "--device's compute capability (MAJOR.MINOR)")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  if (no_starters && !table_path.empty()) {
+    std::fprintf(stderr,
+                 "--no-starters is for a start without --table (a table's start is the "
+                 "daemon's, starters included)\n");
+    return 2;
+  }
 
   std::unique_ptr<service::OfflineTable> table;
   store::DeviceModel device{device_name, 0, 0, 0, 0};
@@ -141,8 +147,8 @@ int main(int argc, char** argv) {
       }
       start = *std::move(started);
     } else {
-      store::FinishQuickStart(start, no_starters ? std::vector<Params>{} : family->starters(),
-                              family->baseline());
+      start = store::QuickStartOfNothing(no_starters ? std::vector<Params>{} : family->starters(),
+                                         family->baseline());
     }
     for (const std::string& strategy : strategies) {
       std::vector<double> gaps;

@@ -205,8 +205,9 @@ class KernelFamily {
 const KernelFamily* FindFamily(std::string_view name);
 std::vector<const KernelFamily*> AllFamilies();
 
-// Configurations written as FormatParams writes them (a family's starters). A malformed one is a
-// programming error: it aborts naming the text, in the first test that asks for the list.
+// Configurations written as FormatParams writes them (a family's starters, parsed once). A
+// malformed one is a programming error: it aborts naming the text, on the list's first use (the
+// families' tests make that use).
 std::vector<Params> ParamsList(std::initializer_list<std::string_view> written);
 absl::StatusOr<const KernelFamily*> GetFamily(std::string_view name);  // NOT_FOUND with the list
 

@@ -236,7 +236,7 @@ class MatmulFamilyImpl final : public KernelFamily {
   std::vector<Params> starters() const override {
     // One configuration a line, as FormatParams writes it.
     // clang-format off
-    return ParamsList({
+    static const std::vector<Params> kStarters = ParamsList({
         "at=1,bk=16,bm=64,bn=64,db=1,iloop=0,minb=0,pad=4,ptxo=3,sk=0,splitk=2,stages=0,tm=8,tn=4,vec=4,warp=1",
         "at=1,bk=32,bm=64,bn=32,db=1,iloop=0,minb=2,pad=4,ptxo=3,sk=0,splitk=16,stages=0,tm=4,tn=4,vec=4,warp=0",
         "at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=0,pad=4,ptxo=3,sk=2,splitk=1,stages=0,tm=16,tn=8,vec=4,warp=1",
@@ -251,6 +251,7 @@ class MatmulFamilyImpl final : public KernelFamily {
         "at=1,bk=8,bm=128,bn=128,db=1,iloop=1,minb=2,pad=0,ptxo=1,sk=0,splitk=1,stages=0,tm=16,tn=4,vec=4,warp=1",
     });
     // clang-format on
+    return kStarters;
   }
 
   // -D defines for every parameter; ptxo=1 adds the ptxas option as well, and split-K and

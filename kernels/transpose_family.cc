@@ -84,12 +84,13 @@ class TransposeFamilyImpl final : public KernelFamily {
   // are: within 1.5% of the winner at 90% of its 43 grid shapes (5.2% at worst). The descent
   // from the baseline alone finds the transposes' best too, in more evaluations.
   std::vector<Params> starters() const override {
-    return ParamsList({
+    static const std::vector<Params> kStarters = ParamsList({
         "minb=0,pad=0,rows=16,smem=1,swizzle=1,tile=64,vec=2",
         "minb=0,pad=0,rows=16,smem=1,swizzle=2,tile=64,vec=4",
         "minb=0,pad=0,rows=8,smem=1,swizzle=2,tile=64,vec=4",
         "minb=2,pad=1,rows=8,smem=1,swizzle=0,tile=32,vec=2",
     });
+    return kStarters;
   }
 
   std::vector<std::string> Defines(const Params& params) const override {

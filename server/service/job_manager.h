@@ -41,7 +41,8 @@ struct JobSpec {
   double max_seconds = 0;
   std::map<std::string, std::vector<int64_t>> space;  // narrowing of the default space
   // Measured in order instead of the strategy's choice; with "quick", its starting set (empty:
-  // the device model's portfolio from the store).
+  // store::QuickStart's, from what the store knows of the device, the family's starters and
+  // its baseline).
   std::vector<Params> candidates;
   uint64_t seed = 1;
   std::string idempotency_key;

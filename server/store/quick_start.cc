@@ -6,6 +6,17 @@
 #include "server/predict/portfolio.h"
 
 namespace cutune::store {
+namespace {
+
+// The one rule of the list: at most predict::kMaxMembers, each configuration once.
+void AddIfRoom(std::vector<Params>& start, const Params& p) {
+  if (start.size() < predict::kMaxMembers &&
+      std::find(start.begin(), start.end(), p) == start.end()) {
+    start.push_back(p);
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
@@ -15,12 +26,7 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
   absl::StatusOr<std::vector<DeviceModel>> known = store.ListDeviceModels();
   if (!known.ok()) return known.status();
   std::vector<Params> start;
-  auto add = [&](const Params& p) {
-    if (start.size() < predict::kMaxMembers &&
-        std::find(start.begin(), start.end(), p) == start.end()) {
-      start.push_back(p);
-    }
-  };
+  auto add = [&](const Params& p) { AddIfRoom(start, p); };
   // The serving models' winners of this family, own model first.
   const std::vector<std::string> serving = ServingModels(device, *known);
   std::vector<std::vector<predict::TunedShape>> tuned(serving.size());
@@ -79,14 +85,15 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
 
 void FinishQuickStart(std::vector<Params>& start, const std::vector<Params>& starters,
                       const Params& baseline) {
-  auto listed = [&](const Params& p) {
-    return std::find(start.begin(), start.end(), p) != start.end();
-  };
-  for (const Params& p : starters) {
-    if (start.size() >= predict::kMaxMembers) break;
-    if (!listed(p)) start.push_back(p);
-  }
-  if (!listed(baseline)) start.push_back(baseline);
+  for (const Params& p : starters) AddIfRoom(start, p);
+  if (std::find(start.begin(), start.end(), baseline) == start.end()) start.push_back(baseline);
+}
+
+std::vector<Params> QuickStartOfNothing(const std::vector<Params>& starters,
+                                        const Params& baseline) {
+  std::vector<Params> start;
+  FinishQuickStart(start, starters, baseline);
+  return start;
 }
 
 }  // namespace cutune::store

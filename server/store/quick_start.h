@@ -38,9 +38,11 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
                                                const Params& baseline);
 
 // The end of every quick start: `starters` not yet in `start` while it holds fewer than
-// predict::kMaxMembers, then `baseline` unless already in. What a store that knows nothing
-// starts from is FinishQuickStart({}, starters, baseline).
+// predict::kMaxMembers, then `baseline` unless already in.
 void FinishQuickStart(std::vector<Params>& start, const std::vector<Params>& starters,
                       const Params& baseline);
+// What a store that knows nothing starts from: FinishQuickStart of an empty start.
+std::vector<Params> QuickStartOfNothing(const std::vector<Params>& starters,
+                                        const Params& baseline);
 
 }  // namespace cutune::store

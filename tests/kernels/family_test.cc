@@ -107,13 +107,15 @@ TEST(DefaultSpaceTest, StartersAreCandidatesOfTheDefaultSpace) {
     for (size_t i = 0; i < starters.size(); ++i) {
       EXPECT_TRUE(family->default_space().Admit(starters[i], /*strict=*/true).ok())
           << family->name() << " " << FormatParams(starters[i]);
+      // Written with every parameter: a quick start lists a configuration once by equality.
+      EXPECT_EQ(family->default_space().Complete(starters[i]), starters[i]) << family->name();
       EXPECT_NE(starters[i], family->baseline()) << family->name();
       for (size_t j = 0; j < i; ++j) EXPECT_NE(starters[i], starters[j]) << family->name() << i;
     }
   }
 }
 
-TEST(DefaultSpaceTest, AMalformedStarterAbortsNamingIt) {
+TEST(StartersDeathTest, AMalformedStarterAbortsNamingIt) {
   EXPECT_DEATH(ParamsList({"tile=64", "tile"}), "bad configuration 'tile'");
 }
 

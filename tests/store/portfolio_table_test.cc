@@ -358,8 +358,11 @@ TEST(PortfolioTableTest, BadPortfoliosAreRefusedWhere) {
   const nlohmann::json report = {{"registers", 40}, {"static_shared_bytes", 0},
                                  {"stack_bytes", 0},  {"spill_store_bytes", 0},
                                  {"spill_load_bytes", 0}, {"constant_bytes", 0}};
-  refuse([&](auto& j) { j["devices"][0]["portfolios"][0]["resources"] = {report, report}; },
-         "/devices/0/portfolios/0/resources: needs table version 4");
+  refuse(
+      [&](auto& j) {
+        j["devices"][0]["portfolios"][0]["resources"] = {report, report};
+      },
+      "/devices/0/portfolios/0/resources: needs table version 4 (this table is version 3)");
   refuse(
       [&](auto& j) {
         j["version"] = kTableVersionMemberResources;

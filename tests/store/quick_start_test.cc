@@ -190,13 +190,12 @@ TEST_F(QuickStartTest, TheFamilysStartersFillTheRoomLeftBeforeTheBaseline) {
   // The baseline among them keeps its place.
   EXPECT_THAT(Start(A100(), {1000, 1000}, {Tile(2), kBaseline, Tile(3)}),
               ElementsAre(Tile(2), kBaseline, Tile(3)));
-  std::vector<Params> none;
-  FinishQuickStart(none, starters, kBaseline);
-  EXPECT_THAT(none, ElementsAre(Tile(2), Tile(32), Tile(3), kBaseline))
+  EXPECT_THAT(QuickStartOfNothing(starters, kBaseline),
+              ElementsAre(Tile(2), Tile(32), Tile(3), kBaseline))
       << "what a store that knows nothing starts from";
 }
 
-TEST_F(QuickStartTest, FullPortfoliosLeaveNoRoomForTheStarters) {
+TEST_F(QuickStartTest, ThirtyTwoKnownConfigurationsLeaveNoRoomForTheStarters) {
   std::vector<Measurement> results;
   for (int64_t j = 0; j < 40; ++j) results.push_back(Ok(Tile(100 + j), 10.0 + j));
   for (int64_t i = 0; i < 40; ++i) {
