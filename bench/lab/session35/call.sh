@@ -11,7 +11,7 @@
 #   call.sh OUT h200 [SECONDS]   noise, then new-shapes.txt added to the H200 grid (--only
 #       --matrix-all --near 1, seeded with session 34's rows) until SECONDS (default 575)
 #   call.sh OUT h100 [SECONDS]   the H100's matmul grid (128 shapes, --near 1) until SECONDS
-#   call.sh OUT h200-all [SECONDS]   check, then the H200's whole matmul grid (140 shapes, --near 1)
+#   call.sh OUT h200-all [SECONDS]   check, then the H200's whole matmul grid (140 shapes then, 145 since session 38; --near 1)
 #       re-tuned with the held start, the shipped table seeding only its transpose half and the
 #       quick phase's first portfolio (the matrix comes from this grid's rows alone)
 #   call.sh OUT h200-all-now [SECONDS]   the same without the noise A/B (session 38)
