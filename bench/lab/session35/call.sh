@@ -15,10 +15,12 @@
 #       re-tuned with the held start, the shipped table seeding only its transpose half and the
 #       quick phase's first portfolio (the matrix comes from this grid's rows alone)
 #   call.sh OUT h200-all-now [SECONDS]   the same without the noise A/B (session 38)
+#   call.sh OUT h100-now [SECONDS]   the H100's whole matmul grid (145 shapes) re-tuned, after
+#       tuner_gpu_test, without the noise A/B (session 39)
 #   call.sh OUT h200-grid|h200-all-grid|h100-grid [SECONDS]   that grid again, on the same warm
 #       machine (it goes on where it stopped)
 set -uo pipefail
-usage="usage: call.sh OUT noise|check|mini|h200|h200-grid|h200-all|h200-all-now|h200-all-grid|h100|h100-grid [SECONDS]"
+usage="usage: call.sh OUT noise|check|mini|h200|h200-grid|h200-all|h200-all-now|h200-all-grid|h100|h100-now|h100-grid [SECONDS]"
 out=${1:?$usage}
 mode=${2:?$usage}
 budget=${3:-575}
@@ -103,6 +105,7 @@ case $mode in
   h200-all-now) gputest; h200_all_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h200-all-grid) h200_all_grid "" ;;
   h100) gputest; noise idle; noise held; h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
+  h100-now) gputest; h100_grid "--cache .gpu/nvrtc-cache.tar.xz" ;;
   h100-grid) h100_grid "" ;;
   *) echo "$usage" >&2; exit 2 ;;
 esac
