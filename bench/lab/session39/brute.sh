@@ -21,7 +21,7 @@ for _ in $(seq 100); do cutune devices >/dev/null 2>&1 && break; sleep 0.2; done
 mkdir -p "$OUT/brute"
 for shape in 3000x400x800 2048x640x640 640x2048x640 5120x320x5120 1536x768x1024 3000x500x700; do
   (( $(date +%s) - start > budget - 40 )) && { echo "brute: out of time before $shape"; break; }
-  for strategy in quick full; do
+  for strategy in quick brute_force; do
     timeout $(( budget - ($(date +%s) - start) )) cutune sweep matmul --shape $shape \
       --strategy $strategy --top 5 >"$OUT/brute/$strategy-$shape.txt" 2>&1
     echo "$strategy $shape: rc $? at $(( $(date +%s) - start )) s"
@@ -30,3 +30,4 @@ for shape in 3000x400x800 2048x640x640 640x2048x640 5120x320x5120 1536x768x1024 
 done
 cutune table export --rows 2>/dev/null | xz >"$OUT/brute-rows.json.xz"
 kill -TERM $daemon; wait $daemon
+tar -C "$OUT" -czf "$OUT/brute.tgz" brute && rm -rf "$OUT/brute"
