@@ -70,15 +70,17 @@ TEST(ShippedModelTest, LeaveOneShapeOutKeepsTheRecordedFigures) {
   ExpectFigures("nvidia-h200.json", bounds);
 }
 
-// The H100's table: its matmul grid re-tuned for space v10 with the held start (section 34:
-// 99.2% / 92.7% / 70.7%; this model on the v9 table it replaces, timed with an idle start:
-// 99.0% / 92.8% / 82.2%), its transpose half as tuned on 2026-12-05 (99.6% / 95.5% / 91.7%).
+// The H100's table: its matmul grid of 145 shapes re-tuned for space v10 with the held start
+// (section 36: 98.8% / 91.4% / 70.8%; section 34's 140 shapes of the day before, the same source
+// and timing: 99.2% / 92.7% / 70.7%, the p10 moved by the shapes whose pick changed with a
+// re-tune's new timings; this model on the v9 table, timed with an idle start: 99.0% / 92.8% /
+// 82.2%), its transpose half as tuned on 2026-12-05 (99.6% / 95.5% / 91.7%).
 // The matmul worst is 256x256x16384, where the cost fits of a dozen split-K members lie within 15%
 // of each other and of the measured times: the pick (8 ways, 64x64) is 30% behind the 32x128 tile
 // split 16 ways.
 TEST(ShippedModelTest, TheH100TableKeepsItsRecordedFigures) {
   ExpectFigures("nvidia-h100.json",
-                {{"matmul", {0.985, 0.92, 0.70}}, {"transpose", {0.99, 0.95, 0.91}}});
+                {{"matmul", {0.985, 0.91, 0.70}}, {"transpose", {0.99, 0.95, 0.91}}});
 }
 
 }  // namespace
