@@ -8,10 +8,10 @@
 namespace cutune::store {
 namespace {
 
-// The one rule of the list: at most predict::kMaxMembers, each configuration once.
-void AddIfRoom(std::vector<Params>& start, const Params& p) {
-  if (start.size() < predict::kMaxMembers &&
-      std::find(start.begin(), start.end(), p) == start.end()) {
+// The one rule of the list: at most `room` (predict::kMaxMembers, or kMaxQuickStart for the
+// nearest winners), each configuration once.
+void AddIfRoom(std::vector<Params>& start, const Params& p, size_t room = predict::kMaxMembers) {
+  if (start.size() < room && std::find(start.begin(), start.end(), p) == start.end()) {
     start.push_back(p);
   }
 }
@@ -76,8 +76,11 @@ absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& 
     }
     if (!any) break;
   }
+  // The nearest shapes' winners have places of their own beyond a full portfolio's.
   for (const auto& models_tuned : tuned) {
-    for (const Params& p : predict::NearestWinners(models_tuned, shape)) add(p);
+    for (const Params& p : predict::NearestWinners(models_tuned, shape, kMaxQuickStart)) {
+      AddIfRoom(start, p, kMaxQuickStart);
+    }
   }
   FinishQuickStart(start, starters, baseline);
   return start;

@@ -3,6 +3,7 @@
 // quick rows both start from it.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,13 +16,24 @@
 
 namespace cutune::store {
 
-// Up to predict::kMaxMembers configurations, then `baseline` (always last unless already in),
-// in the lookup ladder's order (ladder.h) over the serving models (ServingModels: the device's
-// own model, then its architecture's) while there is room: each model's winner of `shape`; the
-// models' portfolios ranked for `shape`, one member of each in turn (a full own portfolio left
-// the architecture's out, though its best-ranked members reach what the own ones miss:
-// bench/results/unseen-shapes.md section 24); then for each model, its other winners of
-// `family`, nearest shape first. Without the architecture's models a device with
+// The most configurations a quick start lists before its baseline: the nearest shapes' winners
+// may fill this many places where the portfolios stop at predict::kMaxMembers. A portfolio
+// covers the grid as a whole, so a configuration that wins one region of it alone is in none:
+// 3000x500x700's best on an H100 (a 64x128 tile split 2 ways, 5.6% ahead of where quick from 32
+// places stopped) wins one grid shape, 1200^3, whose winner the nearest ones bring. Replayed on
+// 20 recorded H100 full sweeps (the 12 unseen shapes, sessions 38-39's brute-force ones) from the
+// H100's table, the misses over 1% went from 3 to 0 for 9% more evaluations
+// (bench/results/unseen-shapes.md, section 37).
+inline constexpr size_t kMaxQuickStart = 48;
+
+// Up to predict::kMaxMembers configurations (kMaxQuickStart with the nearest winners), then
+// `baseline` (always last unless already in), in the lookup ladder's order (ladder.h) over the
+// serving models (ServingModels: the device's own model, then its architecture's) while there is
+// room: each model's winner of `shape`; the models' portfolios ranked for `shape`, one member of
+// each in turn (a full own portfolio left the architecture's out, though its best-ranked members
+// reach what the own ones miss: bench/results/unseen-shapes.md section 24); then for each model,
+// its other winners of `family`, nearest shape first, up to kMaxQuickStart. Without the
+// architecture's models a device with
 // no tuning of its own started from `baseline` alone, and the descent from there stops at a local
 // optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
 // bench/results/unseen-shapes.md section 18); with its own winners before the architecture's

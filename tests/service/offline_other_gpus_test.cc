@@ -19,6 +19,7 @@
 #include "kernels/family.h"
 #include "server/predict/portfolio.h"
 #include "server/service/offline_table.h"
+#include "server/store/quick_start.h"
 #include "server/store/tables.h"
 #include "server/tuner/replay.h"
 
@@ -126,8 +127,8 @@ TEST_F(OtherGpusTest, AnotherHopperStartsFromTheH200sPortfolio) {
   for (const Shape& shape : {Shape{2048, 512, 8192}, Shape{127, 8192, 4096}, Shape{16, 16, 16}}) {
     const std::vector<Params> h100 = Start(h100_, shape);
     EXPECT_EQ(h100, Start(h200_, shape)) << FormatShape(shape);
-    // The portfolio ranked for the shape, topped up with the nearest winners, then the baseline.
-    ASSERT_EQ(h100.size(), predict::kMaxMembers + 1) << FormatShape(shape);
+    // The portfolio ranked for the shape, the nearest winners after it, then the baseline.
+    ASSERT_EQ(h100.size(), store::kMaxQuickStart + 1) << FormatShape(shape);
     EXPECT_EQ(h100.back(), matmul_.baseline());
   }
   // Ranked for the shape: a skinny K-heavy shape and a tiny one lead with different members.
@@ -171,6 +172,41 @@ void ExpectQuickFindsTheH100sRecordedBest(
 TEST_F(OtherGpusTest, QuickFromTheH200sStartFindsTheH100sRecordedBest) {
   ExpectQuickFindsTheH100sRecordedBest(matmul_,
                                        [&](const Shape& shape) { return Start(h100_, shape); });
+}
+
+// An H100 asking a daemon that holds the shipped tables (its own among them), replayed on its
+// full sweeps of three shapes outside the grid (bench/data/h100-v10: space v10, the held start)
+// whose best wins no grid shape nearby but one, so no portfolio holds it: 3000x500x700 (a 64x128
+// tile split 2 ways, 1200^3's winner), 6000x250x6000 and 96x12288x4096. With only the portfolio's
+// 32 places, quick stopped 5.6%, 4.4% and 3.7% behind them; the nearest shapes' winners, in
+// places of their own after it, bring each (bench/results/unseen-shapes.md, section 37).
+TEST(OfflineTableDirectoryTest, QuickFromTheShippedTablesReachesTheBestsNoPortfolioHolds) {
+  auto all = OfflineTable::Open(CUTUNE_TABLES_DIR);
+  ASSERT_TRUE(all.ok()) << all.status();
+  const kernels::KernelFamily& matmul = *kernels::FindFamily("matmul");
+  const store::DeviceModel h100{"NVIDIA H100 80GB HBM3", 9, 0, 132, int64_t{80} << 30};
+  const kernels::Space& space = matmul.default_space();
+  const tuner::ValidCandidates valid = tuner::EnumerateValid(space);
+  int recordings = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(CUTUNE_BENCH_DATA_DIR "/h100-v10")) {
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() != ".csv" || !stem.starts_with("matmul-")) continue;
+    ++recordings;
+    auto recorded = tuner::LoadRecordedSweep(entry.path().string(), &space);
+    ASSERT_TRUE(recorded.ok()) << recorded.status();
+    auto shape = ParseShape(stem.substr(std::string("matmul-").size()));
+    ASSERT_TRUE(shape.ok()) << stem;
+    auto start = (*all)->QuickStart(h100, matmul, DType::kF32, *shape);
+    ASSERT_TRUE(start.ok()) << start.status();
+    const tuner::ValidCandidates held = tuner::RecordedSubset(valid, *recorded);
+    ASSERT_EQ(held.candidates.size(), valid.candidates.size()) << stem << ": every candidate";
+    auto run = tuner::Replay(space, held, *recorded, "quick", 1, 0, 32, *start);
+    ASSERT_TRUE(run.ok()) << run.status();
+    ASSERT_TRUE(run->best_us.has_value()) << stem;
+    EXPECT_LE(*run->best_us / *recorded->best_us, 1.01) << stem;
+    EXPECT_LE(run->evaluations, static_cast<int64_t>(held.candidates.size() / 8)) << stem;
+  }
+  EXPECT_EQ(recordings, 3);
 }
 
 // A GPU of another architecture starts from the family's starters (then the baseline): the same
