@@ -135,6 +135,39 @@ TEST_F(OtherGpusTest, AnotherHopperStartsFromTheH200sPortfolio) {
   EXPECT_NE(Start(h100_, {2048, 512, 8192}).front(), Start(h100_, {16, 16, 16}).front());
 }
 
+using StartFn = std::function<std::vector<Params>(const Shape&)>;
+
+// Quick replayed on the matmul recordings of bench/data/`dir` (full sweeps: every candidate's
+// time), started from `start`, lands within `bound` of each recording's best in under an eighth
+// of the evaluations. Returns how many recordings it replayed.
+int ExpectQuickFindsEachRecordedBest(const kernels::KernelFamily& matmul, const std::string& dir,
+                                     const StartFn& start,
+                                     const std::function<double(const Shape&)>& bound) {
+  const kernels::Space& space = matmul.default_space();
+  const tuner::ValidCandidates valid = tuner::EnumerateValid(space);
+  int recordings = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(CUTUNE_BENCH_DATA_DIR) + "/" + dir)) {
+    const std::string stem = entry.path().stem().string();
+    if (entry.path().extension() != ".csv" || !stem.starts_with("matmul-")) continue;
+    ++recordings;
+    auto recorded = tuner::LoadRecordedSweep(entry.path().string(), &space);
+    EXPECT_TRUE(recorded.ok()) << recorded.status();
+    auto shape = ParseShape(stem.substr(std::string("matmul-").size()));
+    EXPECT_TRUE(shape.ok()) << stem;
+    if (!recorded.ok() || !shape.ok()) continue;
+    const tuner::ValidCandidates held = tuner::RecordedSubset(valid, *recorded);
+    auto run = tuner::Replay(space, held, *recorded, "quick", 1, 0, 32, start(*shape));
+    EXPECT_TRUE(run.ok()) << run.status();
+    if (!run.ok()) continue;
+    EXPECT_TRUE(run->best_us.has_value()) << stem;
+    if (!run->best_us) continue;
+    EXPECT_LE(*run->best_us / *recorded->best_us, bound(*shape)) << stem;
+    EXPECT_LE(run->evaluations, static_cast<int64_t>(held.candidates.size() / 8)) << stem;
+  }
+  return recordings;
+}
+
 // Quick replayed on an H100's recorded full sweeps (bench/data/h100: every candidate of space v9
 // measured at 13 shapes outside the grid, 2026-12-05), started from `start`, lands within 2% of
 // each recording's best (5% in the class whose C stores changed since) in under an eighth of the
@@ -142,29 +175,12 @@ TEST_F(OtherGpusTest, AnotherHopperStartsFromTheH200sPortfolio) {
 // (N % 4) source b7c38814 stores C through shared memory, up to 10% faster for the wide tiles the
 // H200's start now leads with and unchanged for others, so the recorded landscape misranks them:
 // 6000x250x6000 lands 4.4% from its recorded best (within 2% from v9's table).
-void ExpectQuickFindsTheH100sRecordedBest(
-    const kernels::KernelFamily& matmul,
-    const std::function<std::vector<Params>(const Shape&)>& start) {
-  const kernels::Space& space = matmul.default_space();
-  const tuner::ValidCandidates valid = tuner::EnumerateValid(space);
-  int recordings = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(CUTUNE_BENCH_DATA_DIR "/h100")) {
-    const std::string stem = entry.path().stem().string();
-    if (entry.path().extension() != ".csv" || !stem.starts_with("matmul-")) continue;
-    ++recordings;
-    auto recorded = tuner::LoadRecordedSweep(entry.path().string(), &space);
-    ASSERT_TRUE(recorded.ok()) << recorded.status();
-    auto shape = ParseShape(stem.substr(std::string("matmul-").size()));
-    ASSERT_TRUE(shape.ok()) << stem;
-    const tuner::ValidCandidates held = tuner::RecordedSubset(valid, *recorded);
-    auto run = tuner::Replay(space, held, *recorded, "quick", 1, 0, 32, start(*shape));
-    ASSERT_TRUE(run.ok()) << run.status();
-    ASSERT_TRUE(run->best_us.has_value()) << stem;
-    const double bound = (*shape)[1] % 4 != 0 ? 1.05 : 1.02;
-    EXPECT_LE(*run->best_us / *recorded->best_us, bound) << stem;
-    EXPECT_LE(run->evaluations, static_cast<int64_t>(held.candidates.size() / 8)) << stem;
-  }
-  EXPECT_GE(recordings, 13);
+void ExpectQuickFindsTheH100sRecordedBest(const kernels::KernelFamily& matmul,
+                                          const StartFn& start) {
+  EXPECT_GE(ExpectQuickFindsEachRecordedBest(
+                matmul, "h100", start,
+                [](const Shape& shape) { return shape[1] % 4 != 0 ? 1.05 : 1.02; }),
+            13);
 }
 
 // As a daemon holding only the shipped H200 table starts an H100. From the baseline alone, as
@@ -185,28 +201,14 @@ TEST(OfflineTableDirectoryTest, QuickFromTheShippedTablesReachesTheBestsNoPortfo
   ASSERT_TRUE(all.ok()) << all.status();
   const kernels::KernelFamily& matmul = *kernels::FindFamily("matmul");
   const store::DeviceModel h100{"NVIDIA H100 80GB HBM3", 9, 0, 132, int64_t{80} << 30};
-  const kernels::Space& space = matmul.default_space();
-  const tuner::ValidCandidates valid = tuner::EnumerateValid(space);
-  int recordings = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(CUTUNE_BENCH_DATA_DIR "/h100-v10")) {
-    const std::string stem = entry.path().stem().string();
-    if (entry.path().extension() != ".csv" || !stem.starts_with("matmul-")) continue;
-    ++recordings;
-    auto recorded = tuner::LoadRecordedSweep(entry.path().string(), &space);
-    ASSERT_TRUE(recorded.ok()) << recorded.status();
-    auto shape = ParseShape(stem.substr(std::string("matmul-").size()));
-    ASSERT_TRUE(shape.ok()) << stem;
-    auto start = (*all)->QuickStart(h100, matmul, DType::kF32, *shape);
-    ASSERT_TRUE(start.ok()) << start.status();
-    const tuner::ValidCandidates held = tuner::RecordedSubset(valid, *recorded);
-    ASSERT_EQ(held.candidates.size(), valid.candidates.size()) << stem << ": every candidate";
-    auto run = tuner::Replay(space, held, *recorded, "quick", 1, 0, 32, *start);
-    ASSERT_TRUE(run.ok()) << run.status();
-    ASSERT_TRUE(run->best_us.has_value()) << stem;
-    EXPECT_LE(*run->best_us / *recorded->best_us, 1.01) << stem;
-    EXPECT_LE(run->evaluations, static_cast<int64_t>(held.candidates.size() / 8)) << stem;
-  }
-  EXPECT_EQ(recordings, 3);
+  auto start = [&](const Shape& shape) {
+    auto s = (*all)->QuickStart(h100, matmul, DType::kF32, shape);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.ok() ? *s : std::vector<Params>{};
+  };
+  EXPECT_EQ(ExpectQuickFindsEachRecordedBest(matmul, "h100-v10", start,
+                                             [](const Shape&) { return 1.01; }),
+            3);
 }
 
 // A GPU of another architecture starts from the family's starters (then the baseline): the same
