@@ -114,7 +114,7 @@ std::vector<ResourceUsage> MemberResources(const std::vector<Params>& members,
                                            const std::vector<Observation>& observations);
 
 // The distinct winners of `tuned`, nearest shape first (ShapeDistance, then CanonicalBefore),
-// at most `max`: the starting set of a quick sweep where no portfolio exists yet.
+// at most `max`: what a quick sweep's start measures after the portfolios (store/quick_start.h).
 std::vector<Params> NearestWinners(const std::vector<TunedShape>& tuned, const Shape& shape,
                                    size_t max = kMaxMembers);
 

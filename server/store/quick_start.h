@@ -32,17 +32,18 @@ inline constexpr size_t kMaxQuickStart = 48;
 // room: each model's winner of `shape`; the models' portfolios ranked for `shape`, one member of
 // each in turn (a full own portfolio left the architecture's out, though its best-ranked members
 // reach what the own ones miss: bench/results/unseen-shapes.md section 24); then for each model,
-// its other winners of `family`, nearest shape first, up to kMaxQuickStart. Without the
-// architecture's models a device with
-// no tuning of its own started from `baseline` alone, and the descent from there stops at a local
-// optimum of naive kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
+// its other winners of `family`, nearest shape first, up to kMaxQuickStart (with or without a
+// portfolio before them). Without the architecture's models a device with no tuning of its own
+// started from `baseline` alone, and the descent from there stops at a local optimum of naive
+// kernels (H100, matmul: 19% of cuBLAS, where the full sweep reaches 87-105%;
 // bench/results/unseen-shapes.md section 18); with its own winners before the architecture's
 // portfolio, 32 of them left the portfolio out, though an own winner of another shape answers
 // it worse (section 19). Where the own prediction model gives way to another (Store::GivesWayTo),
 // that model's winner of the shape comes right after the own one, and its members first in each
-// turn. Then the family's `starters` fill what room is left: a device whose model and
-// architecture the store does not know (or a store without tables) started from `baseline`
-// alone, 2-6x slower than the best on an H100 (bench/results/unseen-shapes.md, section 35).
+// turn. Then the family's `starters` while fewer than predict::kMaxMembers are listed: a device
+// whose model and architecture the store does not know (or a store without tables) started from
+// `baseline` alone, 2-6x slower than the best on an H100 (bench/results/unseen-shapes.md, section
+// 35).
 absl::StatusOr<std::vector<Params>> QuickStart(Store& store, const DeviceModel& device,
                                                std::string_view family, DType dtype,
                                                const Shape& shape,

@@ -1,6 +1,7 @@
 // The starting set of a quick sweep, in the lookup ladder's order: the device's own and its
 // architecture's winners of the shape, their portfolios in turns, then the winners of other
-// shapes (own first), then the family's starters while there is room, then the baseline. A device
+// shapes (own first), then the family's starters while fewer than 32 are listed, then the
+// baseline. A device
 // with no tuning of its own used to start from the baseline alone. (Most tests here pass no
 // starters, so their lists end with what the store knows and the baseline.)
 #include "server/store/quick_start.h"
@@ -179,8 +180,13 @@ TEST_F(QuickStartTest, TheServingModelsPortfoliosShareTheStartInTurns) {
   }
   // Then the nearest shapes' winners take the 16 places beyond the portfolios': the own ones
   // the turns left out, nearest shape first.
+  auto winners = store_->ListWinners(H100().name);
+  ASSERT_TRUE(winners.ok()) << winners.status();
   std::vector<predict::TunedShape> tuned;
-  for (int64_t i = 0; i < 32; ++i) tuned.push_back({{512 + 64 * i, 4096}, Tile(200 + i), 10.0});
+  for (const Winner& w : *winners) {
+    tuned.push_back({w.shape, w.measurement.params, w.measurement.timing.median_us});
+  }
+  ASSERT_EQ(tuned.size(), 32u);
   std::vector<Params> nearest;
   for (const Params& p : predict::NearestWinners(tuned, {1000, 3000})) {
     if (std::find(start.begin(), start.begin() + 32, p) == start.begin() + 32) nearest.push_back(p);
@@ -216,7 +222,8 @@ TEST_F(QuickStartTest, TheNearestWinnersHavePlacesBeyondAFullPortfolio) {
   // Asked next to the shape the left-out tile wins: it comes right after the portfolio.
   const Shape asked = {shape_of(left_out)[0] + 8, 4096};
   const std::vector<Params> start = Start(H100(), asked);
-  ASSERT_GT(start.size(), 33u);
+  ASSERT_EQ(start.size(), 32u + 8u + 2u + 1u)
+      << "the 32 members, the 8 winners left out, the H200's two, then the baseline";
   EXPECT_THAT(std::vector<Params>(start.begin(), start.begin() + 32),
               UnorderedElementsAreArray(members))
       << "the portfolio first";
@@ -255,6 +262,20 @@ TEST_F(QuickStartTest, AFullStartLeavesNoRoomForTheStarters) {
   std::vector<Params> almost(start.begin(), start.begin() + 31);
   FinishQuickStart(almost, {Tile(2), Tile(3)}, kBaseline);
   EXPECT_THAT(std::vector<Params>(almost.end() - 2, almost.end()), ElementsAre(Tile(2), kBaseline));
+}
+
+// 40 winners and no matrix: every one is listed (the nearest winners may fill 48 places), and
+// the starters, which stop at 32, get no place after them.
+TEST_F(QuickStartTest, FortyWinnersWithoutAMatrixAreAllListedAndTheStartersNone) {
+  for (int64_t i = 0; i < 40; ++i) {
+    RunSweep(*store_, A100(), "transpose", {512 + 64 * i, 4096}, Prov(), {Ok(Tile(100 + i), 10.0)});
+  }
+  const std::vector<Params> start = Start(A100(), {1000, 3000}, {Tile(2), Tile(3)});
+  ASSERT_EQ(start.size(), 41u) << "40 winners and the baseline";
+  for (int64_t i = 0; i < 40; ++i)
+    EXPECT_EQ(std::count(start.begin(), start.end(), Tile(100 + i)), 1) << i;
+  EXPECT_EQ(std::count(start.begin(), start.end(), Tile(2)), 0);
+  EXPECT_EQ(start.back(), kBaseline);
 }
 
 TEST_F(QuickStartTest, TheBaselineIsListedOnce) {
